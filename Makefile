@@ -1,0 +1,59 @@
+# Attest: `make run` serves the API, `make test` runs the suite. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+HOST ?= 127.0.0.1
+WORKERS ?= 3
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test lint format migrate superuser bench clean
+
+help:
+	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
+	@echo "make test       run the whole test suite (SQLite unless DATABASE_URL is set)"
+	@echo "make lint       ruff check and ruff format --check"
+	@echo "make format     ruff format and ruff check --fix"
+	@echo "make migrate    apply database migrations"
+	@echo "make superuser  create a staff user for the admin"
+	@echo "make bench      run the benchmarks under bench/"
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Attest needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstall only when the dependency list changes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
+		--access-logfile - --forwarded-allow-ips ""
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+superuser: migrate
+	$(BIN)/python manage.py createsuperuser
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) var/attest.sqlite3* .pytest_cache

@@ -1,0 +1,1 @@
+"""Attest: verification of cited quotes and a bitemporal fact ledger."""

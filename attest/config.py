@@ -1,0 +1,81 @@
+"""Environment readers that fail loudly, kept apart so tests can call them directly."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+DATABASE_SCHEMES = {"sqlite", "postgres", "postgresql", "pgsql", "psql"}
+CACHE_SCHEMES = {"locmemcache", "redis", "rediss", "dummycache"}
+
+
+def database_config(env: environ.Env, default: str) -> dict:
+    """Parse DATABASE_URL, refusing anything that is not SQLite or PostgreSQL."""
+    value = env.str("DATABASE_URL", default=default)
+    scheme = urlsplit(value).scheme
+    if scheme not in DATABASE_SCHEMES:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL must start with sqlite:// or postgres://, got {scheme or 'no'} scheme."
+        )
+    config = env.db_url_config(value)
+    if scheme != "sqlite" and not config.get("NAME"):
+        raise ImproperlyConfigured("DATABASE_URL names no database (postgres://user@host/NAME).")
+    if scheme == "sqlite" and not config.get("NAME"):
+        raise ImproperlyConfigured("DATABASE_URL names no SQLite file (sqlite:////path/to.db).")
+    return config
+
+
+def cache_config(env: environ.Env, default: str) -> dict:
+    """Parse CACHE_URL; only local memory and Redis are supported."""
+    value = env.str("CACHE_URL", default=default)
+    scheme = urlsplit(value).scheme
+    if scheme not in CACHE_SCHEMES:
+        raise ImproperlyConfigured(
+            f"CACHE_URL must start with locmemcache:// or redis://, got {scheme or 'no'} scheme."
+        )
+    config = env.cache_url_config(value)
+    if scheme.startswith("redis"):
+        # django-redis: a cache outage must surface as an error, not a silent miss,
+        # because rate-limit buckets and capacity slots live here.
+        config["BACKEND"] = "django_redis.cache.RedisCache"
+    return config
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def strict_bool(env: environ.Env, name: str, default: bool) -> bool:
+    """Read a boolean, refusing values such as "perhaps" that django-environ reads as False."""
+    raw = env.str(name, default="1" if default else "0").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, got {raw!r}.")
+
+
+def host_port_list(env: environ.Env, name: str) -> frozenset[tuple[str, int]]:
+    """Parse a comma-separated list of host:port pairs such as 127.0.0.1:8765."""
+    pairs = set()
+    for item in env.list(name, default=[]):
+        host, sep, port = item.strip().rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ImproperlyConfigured(f"{name} entries must be host:port, got {item!r}.")
+        pairs.add((host.lower(), int(port)))
+    return frozenset(pairs)
+
+
+def development_secret_key(var_dir: Path) -> str:
+    """Return the development SECRET_KEY kept under var/, creating it once."""
+    path = var_dir / "secret_key"
+    if not path.exists():
+        var_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()

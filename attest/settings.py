@@ -1,0 +1,194 @@
+"""Django settings for Attest, read from the environment (django-environ).
+
+Every value has a safe default for the embedded setup (SQLite, local-memory
+cache, a development key under var/). A malformed value stops start-up with
+ImproperlyConfigured instead of falling back silently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+
+from attest.config import (
+    cache_config,
+    database_config,
+    development_secret_key,
+    host_port_list,
+    strict_bool,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+# A .env file fills in only what the caller's environment leaves unset.
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+VAR_DIR = Path(env.str("ATTEST_VAR_DIR", default=str(BASE_DIR / "var")))
+
+DEBUG = strict_bool(env, "DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="") or development_secret_key(VAR_DIR)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "attest",
+    "verification",
+    "citations",
+    "receipts",
+    "billing",
+]
+
+MIDDLEWARE = [
+    "attest.middleware.RequestIDMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "attest.urls"
+WSGI_APPLICATION = "attest.wsgi.application"
+ASGI_APPLICATION = "attest.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_config(env, default=f"sqlite:///{VAR_DIR / 'attest.sqlite3'}")}
+DATABASES["default"].setdefault("OPTIONS", {})
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL and a busy timeout let several gunicorn workers share the file.
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
+DATABASES["default"].setdefault("TEST", {})
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CACHES = {"default": cache_config(env, default="locmemcache://attest")}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+# Only needed for collectstatic; whitenoise serves from the app folders otherwise.
+STATIC_ROOT = env.str("ATTEST_STATIC_ROOT", default="") or None
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# Serve app static files straight from their packages: no collectstatic step on a fresh machine.
+WHITENOISE_USE_FINDERS = True
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+USE_X_FORWARDED_HOST = False
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "attest.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Attest API",
+    "DESCRIPTION": (
+        "Verify that cited quotes are on the pages they are attributed to, with signed "
+        "receipts, and keep a bitemporal fact ledger whose facts point at the exact bytes "
+        "they came from."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Attest ---------------------------------------------------------------
+
+# Where the Ed25519 receipt keys live: a PEM file, a directory of PEM files, or inline PEM.
+ATTEST_SIGNING_KEYS = env.str("ATTEST_SIGNING_KEYS", default=str(VAR_DIR / "signing_keys"))
+ATTEST_CROSSREF_URL = env.url("ATTEST_CROSSREF_URL", default="https://api.crossref.org").geturl()
+# host:port pairs that may be fetched although their address is private. Tests and demos only.
+ATTEST_FETCH_ALLOW = host_port_list(env, "ATTEST_FETCH_ALLOW")
+ATTEST_EDGE = strict_bool(env, "ATTEST_EDGE", default=False)
+ATTEST_PUBLIC_URL = env.str("ATTEST_PUBLIC_URL", default="http://127.0.0.1:8000")
+
+X402_PAY_TO = env.str("X402_PAY_TO", default="0x000000000000000000000000000000000000dEaD")
+X402_NETWORK = env.str("X402_NETWORK", default="eip155:84532")
+X402_FACILITATOR_URL = env.str("X402_FACILITATOR_URL", default="")
+
+# --- Logging --------------------------------------------------------------
+
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+if LOG_FORMAT not in {"json", "text"}:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("LOG_FORMAT must be json or text.")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "attest.logs.RequestIDFilter"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        },
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # The API's own handler logs server errors with context; avoid a second copy.
+        "django.request": {"level": "ERROR", "propagate": True},
+    },
+}

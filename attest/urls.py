@@ -1,0 +1,20 @@
+"""Root URL configuration: one include per app, plus service-wide routes."""
+
+from django.contrib import admin
+from django.urls import path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
+
+from attest import views
+
+urlpatterns = [
+    path("", views.landing, name="landing"),
+    path("healthz", views.healthz, name="healthz"),
+    path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
+    path("admin/", admin.site.urls),
+]
+
+handler400 = "attest.views.bad_request"
+handler403 = "attest.views.permission_denied"
+handler404 = "attest.views.not_found"
+handler500 = "attest.views.server_error"

@@ -1,0 +1,60 @@
+"""Project-wide views: landing page, health check, and JSON answers outside DRF."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.shortcuts import render
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.decorators import api_view
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from attest.errors import error_body
+
+
+def landing(request: HttpRequest):
+    return render(request, "landing.html")
+
+
+@extend_schema(
+    summary="Health check",
+    description="200 when the database answers a query, 503 otherwise.",
+    responses={
+        200: inline_serializer("Health", {"status": serializers.CharField()}),
+        503: inline_serializer("Unhealthy", {"status": serializers.CharField()}),
+    },
+    tags=["service"],
+)
+@api_view(["GET"])
+def healthz(request: Request) -> Response:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception:  # any database failure means unhealthy
+        return Response({"status": "database_unavailable"}, status=503)
+    return Response({"status": "ok"})
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    body = error_body("not_found", "Nothing was found at this address.", {"path": request.path})
+    return JsonResponse(body, status=404)
+
+
+def server_error(request: HttpRequest) -> JsonResponse:
+    body = error_body(
+        "internal_error",
+        "The server failed while handling this request; quote the X-Request-ID when reporting it.",
+        {"request_id": getattr(request, "request_id", None)},
+    )
+    return JsonResponse(body, status=500)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse(error_body("invalid_request", "The request is malformed."), status=400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse(error_body("forbidden", "This request is not allowed."), status=403)

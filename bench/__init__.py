@@ -1,0 +1,1 @@
+"""Benchmarks: run all with `make bench`, one with `python -m bench NAME`."""

@@ -1,0 +1,1 @@
+"""x402 offers, payment verification and settlement, the trial budget and charges."""

@@ -1,0 +1,1 @@
+"""The fact ledger: observations, facts with byte-exact evidence, resolve and recall."""

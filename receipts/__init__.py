@@ -1,0 +1,1 @@
+"""Receipt signing keys, signed receipts, /v1/receipt/verify and the JWKS."""

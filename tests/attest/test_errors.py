@@ -1,0 +1,114 @@
+"""Every error class leaves the API in the one envelope."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.attest.error_urls")]
+
+
+def envelope(response) -> dict:
+    assert response["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message", "details"}
+    assert body["error"]["message"]
+    return body["error"]
+
+
+def test_validation_error_names_nested_field_path(api):
+    payload = {
+        "citations": [
+            {"url": "https://a.example/", "quote": "ok"},
+            {"url": "https://a.example/", "quote": "ok"},
+            {"url": "https://a.example/", "quote": "far too long a quote"},
+        ]
+    }
+    response = api.post("/validate", payload, format="json")
+    assert response.status_code == 400
+    error = envelope(response)
+    assert error["code"] == "invalid_request"
+    assert error["details"]["field"] == "citations[2].quote"
+    assert error["details"]["errors"][0]["field"] == "citations[2].quote"
+
+
+def test_validation_error_lists_every_field(api):
+    response = api.post("/validate", {"citations": [{"url": "nope", "quote": ""}]}, format="json")
+    error = envelope(response)
+    fields = {item["field"] for item in error["details"]["errors"]}
+    assert fields == {"citations[0].url", "citations[0].quote"}
+
+
+def test_missing_top_level_field(api):
+    error = envelope(api.post("/validate", {}, format="json"))
+    assert error["details"]["field"] == "citations"
+
+
+def test_parse_error(api):
+    response = api.post("/validate", data="{not json", content_type="application/json")
+    assert response.status_code == 400
+    assert envelope(response)["code"] == "invalid_json"
+
+
+def test_unsupported_media_type(api):
+    response = api.post("/validate", data="a=b", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 415
+    assert envelope(response)["code"] == "unsupported_media_type"
+
+
+def test_method_not_allowed(api):
+    response = api.get("/validate")
+    assert response.status_code == 405
+    assert envelope(response)["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "code"),
+    [
+        ("/401", 401, "unauthenticated"),
+        ("/401-bad", 401, "unauthenticated"),
+        ("/403", 403, "forbidden"),
+        ("/404", 404, "not_found"),
+        ("/402", 402, "payment_required"),
+        ("/422", 422, "match_too_costly"),
+        ("/501", 501, "not_on_edge"),
+    ],
+)
+def test_status_and_code(api, path, status, code):
+    response = api.get(path)
+    assert response.status_code == status
+    assert envelope(response)["code"] == code
+
+
+def test_401_carries_bearer_challenge(api):
+    assert api.get("/401")["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_402_keeps_details(api):
+    assert envelope(api.get("/402"))["details"] == {"reason": "no_payment"}
+
+
+@pytest.mark.parametrize(("path", "status", "wait"), [("/429", 429, "10"), ("/503", 503, "3")])
+def test_retry_after_is_kept(api, path, status, wait):
+    response = api.get(path)
+    assert response.status_code == status
+    assert response["Retry-After"] == wait
+    assert envelope(response)["details"]["reason"]
+
+
+def test_unknown_url_outside_drf_is_json_404(api):
+    response = api.get("/no/such/route")
+    assert response.status_code == 404
+    assert envelope(response)["code"] == "not_found"
+
+
+def test_unknown_error_is_logged_500_without_internals(api, caplog):
+    api.raise_request_exception = False
+    response = api.get("/500")
+    assert response.status_code == 500
+    error = envelope(response)
+    assert error["code"] == "internal_error"
+    assert "hunter2" not in response.content.decode()
+    assert error["details"]["request_id"] == response["X-Request-ID"]
+    logged = [r for r in caplog.records if r.levelname == "ERROR" and r.exc_info]
+    assert logged and isinstance(logged[0].exc_info[1], RuntimeError)

@@ -1,0 +1,132 @@
+"""Health, schema, landing page, request IDs and settings."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attest.logs import RequestIDFilter
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.django_db
+def test_healthz_answers_ok(api):
+    response = api.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_openapi_schema_is_openapi_3(api):
+    response = api.get("/v1/openapi.json")
+    assert response.status_code == 200
+    schema = json.loads(response.content)
+    assert schema["openapi"].startswith("3.")
+    assert "/healthz" in schema["paths"]
+
+
+@pytest.mark.django_db
+def test_api_docs_page_serves_html(client):
+    response = client.get("/docs/api")
+    assert response.status_code == 200
+    assert b"swagger" in response.content.lower()
+
+
+@pytest.mark.django_db
+def test_landing_page_links_docs_schema_and_samples(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    for link in ("/docs/api", "/v1/openapi.json", "/v1/sample/quote"):
+        assert f'href="{link}' in page
+
+
+@pytest.mark.django_db
+@pytest.mark.django_db
+def test_unknown_route_is_json_404(api):
+    response = api.get("/v1/nothing-here")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.django_db
+def test_request_id_is_generated(api):
+    response = api.get("/healthz")
+    assert len(response["X-Request-ID"]) == 32
+
+
+@pytest.mark.django_db
+def test_incoming_request_id_is_echoed(api):
+    response = api.get("/healthz", HTTP_X_REQUEST_ID="trace-abc.123")
+    assert response["X-Request-ID"] == "trace-abc.123"
+
+
+@pytest.mark.django_db
+def test_unsafe_request_id_is_replaced(api):
+    response = api.get("/healthz", HTTP_X_REQUEST_ID="evil\nheader" + "x" * 200)
+    assert response["X-Request-ID"] != "evil\nheader" + "x" * 200
+    assert len(response["X-Request-ID"]) == 32
+
+
+def test_log_records_carry_request_id():
+    from attest.logs import request_id_var
+
+    token = request_id_var.set("req-42")
+    try:
+        record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello", None, None)
+        assert RequestIDFilter().filter(record)
+        assert record.request_id == "req-42"
+    finally:
+        request_id_var.reset(token)
+
+
+def _start_django(extra_env: dict[str, str]) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CACHE_URL"))}
+    env.update(extra_env)
+    env["DJANGO_SETTINGS_MODULE"] = "attest.settings"
+    code = "import django; django.setup(); print('started')"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["mysql-ish-garbage", "ftp://example.org/db", "postgres://user@localhost/"],
+)
+def test_malformed_database_url_is_refused(value):
+    result = _start_django({"DATABASE_URL": value})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "DATABASE_URL" in result.stderr
+
+
+def test_malformed_cache_url_is_refused():
+    result = _start_django({"CACHE_URL": "memcached-ish://x"})
+    assert result.returncode != 0
+    assert "CACHE_URL" in result.stderr
+
+
+def test_malformed_fetch_allow_is_refused():
+    result = _start_django({"ATTEST_FETCH_ALLOW": "127.0.0.1"})
+    assert result.returncode != 0
+    assert "ATTEST_FETCH_ALLOW" in result.stderr
+
+
+def test_malformed_debug_is_refused():
+    result = _start_django({"DEBUG": "perhaps"})
+    assert result.returncode != 0
+    assert "DEBUG" in result.stderr or "ValueError" in result.stderr
+
+
+def test_valid_settings_start():
+    result = _start_django({"DATABASE_URL": "sqlite:////tmp/attest-settings-test.sqlite3"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "started"

@@ -1,0 +1,1 @@
+"""Pure-Python text engine: normalisation, matching, passages. No Django, no I/O."""
