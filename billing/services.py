@@ -1,0 +1,305 @@
+"""Admitting, settling and releasing priced calls: the x402 flow around a view's work."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import time
+from dataclasses import dataclass
+
+import httpx
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from x402 import PaymentPayload, PaymentRequirements, ResourceInfo
+from x402.http import (
+    PAYMENT_RESPONSE_HEADER,
+    PAYMENT_SIGNATURE_HEADER,
+    X_PAYMENT_HEADER,
+    decode_payment_signature_header,
+    encode_payment_required_header,
+    encode_payment_response_header,
+)
+from x402.mechanisms.evm.types import ExactEIP3009Payload
+from x402.mechanisms.evm.v1.constants import V1_NETWORK_CHAIN_IDS
+from x402.schemas import PaymentPayloadV1, SettleResponse
+
+from billing.exceptions import (
+    EXPOSED_HEADERS,
+    FacilitatorUnavailable,
+    PaymentRequired as PaymentRequiredError,
+    SettlementPending,
+)
+from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_config, resource_server
+from billing.models import Offer, PaymentClaim, Refusal, Settlement
+from billing.pricing import RAIL, SETTLEMENT_SECONDS, PricedRoute
+from billing.trial import trial_day, trial_record_use, trial_refund, trial_reserve
+
+logger = logging.getLogger("attest.billing")
+
+TIER_TRIAL = "trial"
+TIER_PAID = "paid"
+
+
+@dataclass
+class VerifiedPayment:
+    """A payment that verified and is claimed for this request."""
+
+    payload: PaymentPayload
+    requirements: PaymentRequirements
+    claim: PaymentClaim
+
+    @property
+    def payer(self) -> str:
+        return self.claim.payer
+
+
+@dataclass
+class PricedCall:
+    """What billing knows about one admitted call of a priced route."""
+
+    route: PricedRoute
+    tier: str
+    client_ip: str
+    request_id: str
+    day: datetime.date
+    payment: VerifiedPayment | None = None
+
+    @property
+    def response_fields(self) -> dict[str, str]:
+        return {"tier": self.tier, "rail": RAIL, "network": settings.X402_NETWORK}
+
+
+# --- offers -------------------------------------------------------------------
+
+
+def _requirement(route: PricedRoute) -> PaymentRequirements:
+    return resource_server().build_payment_requirements(resource_config(price=route.price))[0]
+
+
+def _offer(*, route: PricedRoute, reason: str, client_ip: str, request_id: str,
+           message: str | None = None, **extra: object) -> PaymentRequiredError:
+    """Build (and record) the 402 for ``route``; the caller raises it."""
+    requirement = _requirement(route)
+    offer = resource_server().create_payment_required_response(
+        [requirement],
+        ResourceInfo(
+            url=f"{settings.ATTEST_PUBLIC_URL.rstrip('/')}/v1/{route.name}",
+            description=route.description,
+            mime_type="application/json",
+        ),
+        reason,
+    )
+    Offer.objects.create(
+        route=route.name,
+        reason=reason,
+        network=requirement.network,
+        asset=requirement.asset,
+        amount=requirement.amount,
+        pay_to=requirement.pay_to,
+        client_ip=client_ip or None,
+        request_id=request_id,
+    )
+    return PaymentRequiredError(
+        message,
+        reason=reason,
+        offer=offer.model_dump(mode="json", by_alias=True, exclude_none=True),
+        header=encode_payment_required_header(offer),
+        **extra,
+    )
+
+
+def _refuse(*, route: PricedRoute, reason: str, client_ip: str, request_id: str,
+            payer: str = "", message: str | None = None) -> PaymentRequiredError:
+    Refusal.objects.create(
+        route=route.name,
+        reason=reason,
+        payer=payer.lower(),
+        network=settings.X402_NETWORK,
+        client_ip=client_ip or None,
+        request_id=request_id,
+    )
+    return _offer(route=route, reason=reason, client_ip=client_ip, request_id=request_id,
+                  message=message)
+
+
+# --- admission ----------------------------------------------------------------
+
+
+def _decode_payment(header: str, requirement: PaymentRequirements) -> PaymentPayload | None:
+    """The client's payment as a v2 payload bound to our own requirement, or None.
+
+    A v1 payload (X-PAYMENT) names no requirement; it is bound to the server's own, which is
+    what verification checks it against anyway.
+    """
+    try:
+        decoded = decode_payment_signature_header(header)
+    except (ValueError, TypeError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if isinstance(decoded, PaymentPayloadV1):
+        chain_id = V1_NETWORK_CHAIN_IDS.get(decoded.network)
+        if decoded.scheme != requirement.scheme or f"eip155:{chain_id}" != requirement.network:
+            return None
+        return PaymentPayload(payload=decoded.payload, accepted=requirement)
+    return decoded
+
+
+def admit_call(*, route: PricedRoute, headers: dict[str, str] | object, client_ip: str,
+               request_id: str, trial_size: int = 1) -> PricedCall:
+    """Let a priced call run as a trial or as a verified, claimed payment; else raise.
+
+    Raises ``PaymentRequired`` (402 with the offer), ``SettlementPending`` when the same
+    authorization is still being settled, or ``FacilitatorUnavailable``.
+    """
+    day = trial_day()
+    header = headers.get(PAYMENT_SIGNATURE_HEADER) or headers.get(X_PAYMENT_HEADER)
+    if not header:
+        if route.trial_max_size is not None and trial_size > route.trial_max_size:
+            raise _offer(route=route, reason="trial_too_large", client_ip=client_ip,
+                         request_id=request_id, trial_max_size=route.trial_max_size,
+                         message=f"A free-trial call covers at most {route.trial_max_size}; "
+                                 "pay for a larger batch with the offer in PAYMENT-REQUIRED.")
+        if trial_reserve(client_ip=client_ip, day=day):
+            return PricedCall(route=route, tier=TIER_TRIAL, client_ip=client_ip,
+                              request_id=request_id, day=day)
+        reason = "trial_exhausted" if settings.ATTEST_TRIAL_CALLS_PER_DAY else "payment_required"
+        raise _offer(route=route, reason=reason, client_ip=client_ip, request_id=request_id)
+
+    refuse = dict(route=route, client_ip=client_ip, request_id=request_id)
+    requirement = _requirement(route)
+    payload = _decode_payment(header, requirement)
+    if payload is None:
+        raise _refuse(reason="malformed_payment", **refuse,
+                      message="The payment header is not a base64 x402 payment for this network.")
+    server = resource_server()
+    matched = server.find_matching_requirements([requirement], payload)
+    if matched is None:
+        raise _refuse(reason="payment_mismatch", **refuse,
+                      message="The payment does not accept this route's offer; sign the offer in "
+                              "PAYMENT-REQUIRED.")
+    try:
+        authorization = ExactEIP3009Payload.from_dict(payload.payload).authorization
+        valid_before = int(authorization.valid_before)
+        payer, nonce = authorization.from_address.lower(), authorization.nonce.lower()
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise _refuse(reason="malformed_payment", **refuse,
+                      message="The payment carries no EIP-3009 authorization.") from None
+    refuse["payer"] = payer
+
+    if valid_before < time.time() + route.work_seconds + SETTLEMENT_SECONDS:
+        raise _refuse(reason="authorization_expires_too_soon", **refuse,
+                      message=f"The authorization must stay valid for at least "
+                              f"{route.work_seconds + SETTLEMENT_SECONDS} seconds; sign a new one.")
+    key = dict(network=matched.network, asset=matched.asset.lower(), payer=payer, nonce=nonce)
+    _refuse_reuse(key, refuse)
+
+    try:
+        verified = server.verify_payment(payload, matched)
+    except FACILITATOR_ERRORS as exc:
+        logger.warning("billing.verify_failed", extra={"error": str(exc)})
+        raise FacilitatorUnavailable(details={"reason": "verify_failed"}) from exc
+    if not verified.is_valid:
+        raise _refuse(reason=verified.invalid_reason or "payment_invalid", **refuse,
+                      message="The payment did not verify; see details.reason.")
+
+    try:
+        with transaction.atomic():
+            claim = PaymentClaim.objects.create(
+                route=route.name, amount=matched.amount, valid_before=valid_before,
+                client_ip=client_ip or None, request_id=request_id, **key,
+            )
+    except IntegrityError:
+        # Another request claimed the same authorization between our check and now.
+        _refuse_reuse(key, refuse)
+        raise _refuse(reason="payment_already_used", **refuse) from None
+    return PricedCall(route=route, tier=TIER_PAID, client_ip=client_ip, request_id=request_id,
+                      day=day, payment=VerifiedPayment(payload=payload, requirements=matched,
+                                                       claim=claim))
+
+
+def _refuse_reuse(key: dict[str, str], refuse: dict) -> None:
+    live = PaymentClaim.objects.filter(**key).exclude(state=PaymentClaim.State.RELEASED).first()
+    if live is None:
+        return
+    if live.state == PaymentClaim.State.PENDING:
+        raise SettlementPending(details={"reason": "settlement_pending"})
+    raise _refuse(reason="payment_already_used", **refuse,
+                  message="This authorization has already paid for a call; sign a new one.")
+
+
+# --- the outcome --------------------------------------------------------------
+
+
+def release_call(*, call: PricedCall, outcome: str) -> None:
+    """The outcome is not charged: give back the trial call or free the authorization."""
+    if call.payment is None:
+        trial_refund(client_ip=call.client_ip, day=call.day)
+        return
+    _set_claim(call.payment.claim, state=PaymentClaim.State.RELEASED, outcome=outcome)
+
+
+def settle_call(*, call: PricedCall) -> dict[str, str]:
+    """The outcome is charged: settle before the answer leaves; returns headers to add.
+
+    A facilitator that could not be reached releases the claim (503, nothing charged). One
+    that was reached but gave no definite answer leaves the settlement pending: 503 that
+    says so and keeps the claim, never an invitation to pay again.
+    """
+    headers = {"Access-Control-Expose-Headers": EXPOSED_HEADERS}
+    if call.payment is None:
+        trial_record_use(client_ip=call.client_ip, day=call.day, route=call.route.name,
+                         request_id=call.request_id)
+        return headers
+    payment = call.payment
+    claim = payment.claim
+    _set_claim(claim, state=PaymentClaim.State.SETTLING)
+    try:
+        result = resource_server().settle_payment(payment.payload, payment.requirements)
+    except (httpx.ConnectError, httpx.ConnectTimeout, FacilitatorUnavailable) as exc:
+        _record_settlement(claim, SettleResponse(success=False, error_reason="unreachable",
+                                                 transaction="", network=claim.network))
+        _set_claim(claim, state=PaymentClaim.State.RELEASED, outcome="facilitator_unavailable")
+        raise FacilitatorUnavailable(details={"reason": "settle_unreachable"}) from exc
+    except FACILITATOR_ERRORS as exc:
+        logger.warning("billing.settle_pending", extra={"error": str(exc)})
+        _record_settlement(claim, SettleResponse(success=False, error_reason="settlement_pending",
+                                                 error_message=str(exc)[:200], transaction="",
+                                                 network=claim.network))
+        _set_claim(claim, state=PaymentClaim.State.PENDING, outcome="settlement_pending")
+        raise SettlementPending(details={"reason": "facilitator_no_answer"}) from exc
+    _record_settlement(claim, result)
+    if result.success:
+        _set_claim(claim, state=PaymentClaim.State.SETTLED, outcome="charged")
+        headers[PAYMENT_RESPONSE_HEADER] = encode_payment_response_header(result)
+        return headers
+    if result.error_reason == "settlement_pending":
+        _set_claim(claim, state=PaymentClaim.State.PENDING, outcome="settlement_pending")
+        raise SettlementPending(details={"reason": "settlement_pending",
+                                         "transaction": result.transaction})
+    _set_claim(claim, state=PaymentClaim.State.RELEASED,
+               outcome=f"settle_refused:{result.error_reason}"[:96])
+    raise _refuse(route=call.route, reason=result.error_reason or "settlement_refused",
+                  client_ip=call.client_ip, request_id=call.request_id, payer=claim.payer,
+                  message="The facilitator refused to settle this payment; nothing was charged.")
+
+
+def _set_claim(claim: PaymentClaim, *, state: str, outcome: str | None = None) -> None:
+    claim.state = state
+    fields = ["state", "updated_at"]
+    if outcome is not None:
+        claim.outcome = outcome
+        fields.append("outcome")
+    claim.save(update_fields=fields)
+
+
+def _record_settlement(claim: PaymentClaim, result: SettleResponse) -> None:
+    Settlement.objects.create(
+        claim=claim,
+        facilitator=facilitator_name(),
+        success=result.success,
+        transaction=result.transaction or "",
+        network=result.network or claim.network,
+        payer=(result.payer or claim.payer).lower(),
+        amount=claim.amount,
+        error_reason=(result.error_reason or "")[:200],
+    )
