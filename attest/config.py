@@ -94,7 +94,9 @@ def bounded_int(env: environ.Env, name: str, default: int, *, minimum: int, maxi
     return value
 
 
-def ip_network_list(env: environ.Env, name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+def ip_network_list(
+    env: environ.Env, name: str
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     """Parse a comma-separated list of addresses or CIDR blocks such as 10.0.0.0/8."""
     networks = []
     for item in env.list(name, default=[]):

@@ -15,10 +15,25 @@ class PaymentRequired(AttestError):
 
     status_code = 402
     code = "payment_required"
-    message = "This route is paid: sign the offer in PAYMENT-REQUIRED and send it as PAYMENT-SIGNATURE."
+    message = (
+        "This route is paid: sign the offer in PAYMENT-REQUIRED and send it as PAYMENT-SIGNATURE."
+    )
 
-    def __init__(self, message: str | None = None, *, reason: str, offer: dict[str, Any], header: str, **extra: Any):
-        details = {"reason": reason, **extra, "x402Version": offer["x402Version"], "accepts": offer["accepts"]}
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        reason: str,
+        offer: dict[str, Any],
+        header: str,
+        **extra: Any,
+    ):
+        details = {
+            "reason": reason,
+            **extra,
+            "x402Version": offer["x402Version"],
+            "accepts": offer["accepts"],
+        }
         if offer.get("resource"):
             details["resource"] = offer["resource"]
         super().__init__(
@@ -33,7 +48,10 @@ class FacilitatorUnavailable(AttestError):
 
     status_code = 503
     code = "facilitator_unavailable"
-    message = "The payment facilitator is unreachable; nothing was charged. Retry after Retry-After seconds."
+    message = (
+        "The payment facilitator is unreachable; nothing was charged. "
+        "Retry after Retry-After seconds."
+    )
 
     def __init__(self, message: str | None = None, **kwargs: Any):
         kwargs.setdefault("retry_after", 10)

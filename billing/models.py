@@ -47,7 +47,7 @@ class PaymentClaim(models.Model):
     amount = models.CharField(max_length=40)
     valid_before = models.BigIntegerField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.CLAIMED)
-    # Why the claim ended where it did: "charged", or the uncharged error code, or the facilitator's reason.
+    # Why the claim ended where it did: "charged", the uncharged error code, or the facilitator's.
     outcome = models.CharField(max_length=96, blank=True)
     client_ip = models.GenericIPAddressField(null=True, blank=True)
     request_id = models.CharField(max_length=128, blank=True)
@@ -117,7 +117,9 @@ class TrialBudget(models.Model):
     class Meta:
         ordering = ["-day"]
         constraints = [
-            models.UniqueConstraint(fields=["client_ip", "day"], name="billing_one_budget_per_ip_day"),
+            models.UniqueConstraint(
+                fields=["client_ip", "day"], name="billing_one_budget_per_ip_day"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -27,10 +27,17 @@ from x402.schemas import PaymentPayloadV1, SettleResponse
 from billing.exceptions import (
     EXPOSED_HEADERS,
     FacilitatorUnavailable,
-    PaymentRequired as PaymentRequiredError,
     SettlementPending,
 )
-from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_config, resource_server
+from billing.exceptions import (
+    PaymentRequired as PaymentRequiredError,
+)
+from billing.facilitators import (
+    FACILITATOR_ERRORS,
+    facilitator_name,
+    resource_config,
+    resource_server,
+)
 from billing.models import Offer, PaymentClaim, Refusal, Settlement
 from billing.pricing import RAIL, SETTLEMENT_SECONDS, PricedRoute
 from billing.trial import trial_day, trial_record_use, trial_refund, trial_reserve
@@ -77,8 +84,15 @@ def _requirement(route: PricedRoute) -> PaymentRequirements:
     return resource_server().build_payment_requirements(resource_config(price=route.price))[0]
 
 
-def _offer(*, route: PricedRoute, reason: str, client_ip: str, request_id: str,
-           message: str | None = None, **extra: object) -> PaymentRequiredError:
+def _offer(
+    *,
+    route: PricedRoute,
+    reason: str,
+    client_ip: str,
+    request_id: str,
+    message: str | None = None,
+    **extra: object,
+) -> PaymentRequiredError:
     """Build (and record) the 402 for ``route``; the caller raises it."""
     requirement = _requirement(route)
     offer = resource_server().create_payment_required_response(
@@ -109,8 +123,15 @@ def _offer(*, route: PricedRoute, reason: str, client_ip: str, request_id: str,
     )
 
 
-def _refuse(*, route: PricedRoute, reason: str, client_ip: str, request_id: str,
-            payer: str = "", message: str | None = None) -> PaymentRequiredError:
+def _refuse(
+    *,
+    route: PricedRoute,
+    reason: str,
+    client_ip: str,
+    request_id: str,
+    payer: str = "",
+    message: str | None = None,
+) -> PaymentRequiredError:
     Refusal.objects.create(
         route=route.name,
         reason=reason,
@@ -119,8 +140,9 @@ def _refuse(*, route: PricedRoute, reason: str, client_ip: str, request_id: str,
         client_ip=client_ip or None,
         request_id=request_id,
     )
-    return _offer(route=route, reason=reason, client_ip=client_ip, request_id=request_id,
-                  message=message)
+    return _offer(
+        route=route, reason=reason, client_ip=client_ip, request_id=request_id, message=message
+    )
 
 
 # --- admission ----------------------------------------------------------------
@@ -144,8 +166,14 @@ def _decode_payment(header: str, requirement: PaymentRequirements) -> PaymentPay
     return decoded
 
 
-def admit_call(*, route: PricedRoute, headers: dict[str, str] | object, client_ip: str,
-               request_id: str, trial_size: int = 1) -> PricedCall:
+def admit_call(
+    *,
+    route: PricedRoute,
+    headers: dict[str, str] | object,
+    client_ip: str,
+    request_id: str,
+    trial_size: int = 1,
+) -> PricedCall:
     """Let a priced call run as a trial or as a verified, claimed payment; else raise.
 
     Raises ``PaymentRequired`` (402 with the offer), ``SettlementPending`` when the same
@@ -155,13 +183,19 @@ def admit_call(*, route: PricedRoute, headers: dict[str, str] | object, client_i
     header = headers.get(PAYMENT_SIGNATURE_HEADER) or headers.get(X_PAYMENT_HEADER)
     if not header:
         if route.trial_max_size is not None and trial_size > route.trial_max_size:
-            raise _offer(route=route, reason="trial_too_large", client_ip=client_ip,
-                         request_id=request_id, trial_max_size=route.trial_max_size,
-                         message=f"A free-trial call covers at most {route.trial_max_size}; "
-                                 "pay for a larger batch with the offer in PAYMENT-REQUIRED.")
+            raise _offer(
+                route=route,
+                reason="trial_too_large",
+                client_ip=client_ip,
+                request_id=request_id,
+                trial_max_size=route.trial_max_size,
+                message=f"A free-trial call covers at most {route.trial_max_size}; "
+                "pay for a larger batch with the offer in PAYMENT-REQUIRED.",
+            )
         if trial_reserve(client_ip=client_ip, day=day):
-            return PricedCall(route=route, tier=TIER_TRIAL, client_ip=client_ip,
-                              request_id=request_id, day=day)
+            return PricedCall(
+                route=route, tier=TIER_TRIAL, client_ip=client_ip, request_id=request_id, day=day
+            )
         reason = "trial_exhausted" if settings.ATTEST_TRIAL_CALLS_PER_DAY else "payment_required"
         raise _offer(route=route, reason=reason, client_ip=client_ip, request_id=request_id)
 
@@ -169,27 +203,39 @@ def admit_call(*, route: PricedRoute, headers: dict[str, str] | object, client_i
     requirement = _requirement(route)
     payload = _decode_payment(header, requirement)
     if payload is None:
-        raise _refuse(reason="malformed_payment", **refuse,
-                      message="The payment header is not a base64 x402 payment for this network.")
+        raise _refuse(
+            reason="malformed_payment",
+            **refuse,
+            message="The payment header is not a base64 x402 payment for this network.",
+        )
     server = resource_server()
     matched = server.find_matching_requirements([requirement], payload)
     if matched is None:
-        raise _refuse(reason="payment_mismatch", **refuse,
-                      message="The payment does not accept this route's offer; sign the offer in "
-                              "PAYMENT-REQUIRED.")
+        raise _refuse(
+            reason="payment_mismatch",
+            **refuse,
+            message="The payment does not accept this route's offer; sign the offer in "
+            "PAYMENT-REQUIRED.",
+        )
     try:
         authorization = ExactEIP3009Payload.from_dict(payload.payload).authorization
         valid_before = int(authorization.valid_before)
         payer, nonce = authorization.from_address.lower(), authorization.nonce.lower()
     except (KeyError, TypeError, ValueError, AttributeError):
-        raise _refuse(reason="malformed_payment", **refuse,
-                      message="The payment carries no EIP-3009 authorization.") from None
+        raise _refuse(
+            reason="malformed_payment",
+            **refuse,
+            message="The payment carries no EIP-3009 authorization.",
+        ) from None
     refuse["payer"] = payer
 
     if valid_before < time.time() + route.work_seconds + SETTLEMENT_SECONDS:
-        raise _refuse(reason="authorization_expires_too_soon", **refuse,
-                      message=f"The authorization must stay valid for at least "
-                              f"{route.work_seconds + SETTLEMENT_SECONDS} seconds; sign a new one.")
+        raise _refuse(
+            reason="authorization_expires_too_soon",
+            **refuse,
+            message=f"The authorization must stay valid for at least "
+            f"{route.work_seconds + SETTLEMENT_SECONDS} seconds; sign a new one.",
+        )
     key = dict(network=matched.network, asset=matched.asset.lower(), payer=payer, nonce=nonce)
     _refuse_reuse(key, refuse)
 
@@ -199,22 +245,34 @@ def admit_call(*, route: PricedRoute, headers: dict[str, str] | object, client_i
         logger.warning("billing.verify_failed", extra={"error": str(exc)})
         raise FacilitatorUnavailable(details={"reason": "verify_failed"}) from exc
     if not verified.is_valid:
-        raise _refuse(reason=verified.invalid_reason or "payment_invalid", **refuse,
-                      message="The payment did not verify; see details.reason.")
+        raise _refuse(
+            reason=verified.invalid_reason or "payment_invalid",
+            **refuse,
+            message="The payment did not verify; see details.reason.",
+        )
 
     try:
         with transaction.atomic():
             claim = PaymentClaim.objects.create(
-                route=route.name, amount=matched.amount, valid_before=valid_before,
-                client_ip=client_ip or None, request_id=request_id, **key,
+                route=route.name,
+                amount=matched.amount,
+                valid_before=valid_before,
+                client_ip=client_ip or None,
+                request_id=request_id,
+                **key,
             )
     except IntegrityError:
         # Another request claimed the same authorization between our check and now.
         _refuse_reuse(key, refuse)
         raise _refuse(reason="payment_already_used", **refuse) from None
-    return PricedCall(route=route, tier=TIER_PAID, client_ip=client_ip, request_id=request_id,
-                      day=day, payment=VerifiedPayment(payload=payload, requirements=matched,
-                                                       claim=claim))
+    return PricedCall(
+        route=route,
+        tier=TIER_PAID,
+        client_ip=client_ip,
+        request_id=request_id,
+        day=day,
+        payment=VerifiedPayment(payload=payload, requirements=matched, claim=claim),
+    )
 
 
 def _refuse_reuse(key: dict[str, str], refuse: dict) -> None:
@@ -223,8 +281,11 @@ def _refuse_reuse(key: dict[str, str], refuse: dict) -> None:
         return
     if live.state == PaymentClaim.State.PENDING:
         raise SettlementPending(details={"reason": "settlement_pending"})
-    raise _refuse(reason="payment_already_used", **refuse,
-                  message="This authorization has already paid for a call; sign a new one.")
+    raise _refuse(
+        reason="payment_already_used",
+        **refuse,
+        message="This authorization has already paid for a call; sign a new one.",
+    )
 
 
 # --- the outcome --------------------------------------------------------------
@@ -247,8 +308,12 @@ def settle_call(*, call: PricedCall) -> dict[str, str]:
     """
     headers = {"Access-Control-Expose-Headers": EXPOSED_HEADERS}
     if call.payment is None:
-        trial_record_use(client_ip=call.client_ip, day=call.day, route=call.route.name,
-                         request_id=call.request_id)
+        trial_record_use(
+            client_ip=call.client_ip,
+            day=call.day,
+            route=call.route.name,
+            request_id=call.request_id,
+        )
         return headers
     payment = call.payment
     claim = payment.claim
@@ -256,15 +321,26 @@ def settle_call(*, call: PricedCall) -> dict[str, str]:
     try:
         result = resource_server().settle_payment(payment.payload, payment.requirements)
     except (httpx.ConnectError, httpx.ConnectTimeout, FacilitatorUnavailable) as exc:
-        _record_settlement(claim, SettleResponse(success=False, error_reason="unreachable",
-                                                 transaction="", network=claim.network))
+        _record_settlement(
+            claim,
+            SettleResponse(
+                success=False, error_reason="unreachable", transaction="", network=claim.network
+            ),
+        )
         _set_claim(claim, state=PaymentClaim.State.RELEASED, outcome="facilitator_unavailable")
         raise FacilitatorUnavailable(details={"reason": "settle_unreachable"}) from exc
     except FACILITATOR_ERRORS as exc:
         logger.warning("billing.settle_pending", extra={"error": str(exc)})
-        _record_settlement(claim, SettleResponse(success=False, error_reason="settlement_pending",
-                                                 error_message=str(exc)[:200], transaction="",
-                                                 network=claim.network))
+        _record_settlement(
+            claim,
+            SettleResponse(
+                success=False,
+                error_reason="settlement_pending",
+                error_message=str(exc)[:200],
+                transaction="",
+                network=claim.network,
+            ),
+        )
         _set_claim(claim, state=PaymentClaim.State.PENDING, outcome="settlement_pending")
         raise SettlementPending(details={"reason": "facilitator_no_answer"}) from exc
     _record_settlement(claim, result)
@@ -274,13 +350,22 @@ def settle_call(*, call: PricedCall) -> dict[str, str]:
         return headers
     if result.error_reason == "settlement_pending":
         _set_claim(claim, state=PaymentClaim.State.PENDING, outcome="settlement_pending")
-        raise SettlementPending(details={"reason": "settlement_pending",
-                                         "transaction": result.transaction})
-    _set_claim(claim, state=PaymentClaim.State.RELEASED,
-               outcome=f"settle_refused:{result.error_reason}"[:96])
-    raise _refuse(route=call.route, reason=result.error_reason or "settlement_refused",
-                  client_ip=call.client_ip, request_id=call.request_id, payer=claim.payer,
-                  message="The facilitator refused to settle this payment; nothing was charged.")
+        raise SettlementPending(
+            details={"reason": "settlement_pending", "transaction": result.transaction}
+        )
+    _set_claim(
+        claim,
+        state=PaymentClaim.State.RELEASED,
+        outcome=f"settle_refused:{result.error_reason}"[:96],
+    )
+    raise _refuse(
+        route=call.route,
+        reason=result.error_reason or "settlement_refused",
+        client_ip=call.client_ip,
+        request_id=call.request_id,
+        payer=claim.payer,
+        message="The facilitator refused to settle this payment; nothing was charged.",
+    )
 
 
 def _set_claim(claim: PaymentClaim, *, state: str, outcome: str | None = None) -> None:

@@ -35,9 +35,7 @@ def trial_reserve(*, client_ip: str, day: datetime.date) -> bool:
 
 
 def trial_refund(*, client_ip: str, day: datetime.date) -> None:
-    TrialBudget.objects.filter(client_ip=client_ip, day=day, used__gt=0).update(
-        used=F("used") - 1
-    )
+    TrialBudget.objects.filter(client_ip=client_ip, day=day, used__gt=0).update(used=F("used") - 1)
 
 
 def trial_record_use(*, client_ip: str, day: datetime.date, route: str, request_id: str) -> None:

@@ -5,136 +5,210 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='TrialUse',
+            name="TrialUse",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('route', models.CharField(max_length=64)),
-                ('client_ip', models.GenericIPAddressField()),
-                ('day', models.DateField()),
-                ('request_id', models.CharField(blank=True, max_length=128)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("route", models.CharField(max_length=64)),
+                ("client_ip", models.GenericIPAddressField()),
+                ("day", models.DateField()),
+                ("request_id", models.CharField(blank=True, max_length=128)),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='LocalTransfer',
+            name="LocalTransfer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('transaction', models.CharField(max_length=66, unique=True)),
-                ('chain_id', models.BigIntegerField()),
-                ('token', models.CharField(max_length=42)),
-                ('payer', models.CharField(max_length=42)),
-                ('pay_to', models.CharField(max_length=42)),
-                ('value', models.CharField(max_length=80)),
-                ('nonce', models.CharField(max_length=66)),
-                ('valid_after', models.BigIntegerField()),
-                ('valid_before', models.BigIntegerField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("transaction", models.CharField(max_length=66, unique=True)),
+                ("chain_id", models.BigIntegerField()),
+                ("token", models.CharField(max_length=42)),
+                ("payer", models.CharField(max_length=42)),
+                ("pay_to", models.CharField(max_length=42)),
+                ("value", models.CharField(max_length=80)),
+                ("nonce", models.CharField(max_length=66)),
+                ("valid_after", models.BigIntegerField()),
+                ("valid_before", models.BigIntegerField()),
             ],
             options={
-                'ordering': ['-created_at'],
-                'constraints': [models.UniqueConstraint(fields=('chain_id', 'token', 'payer', 'nonce'), name='billing_local_nonce_once')],
+                "ordering": ["-created_at"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("chain_id", "token", "payer", "nonce"),
+                        name="billing_local_nonce_once",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Offer',
+            name="Offer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('route', models.CharField(max_length=64)),
-                ('reason', models.CharField(max_length=96)),
-                ('network', models.CharField(max_length=64)),
-                ('asset', models.CharField(max_length=66)),
-                ('amount', models.CharField(max_length=40)),
-                ('pay_to', models.CharField(max_length=66)),
-                ('client_ip', models.GenericIPAddressField(blank=True, null=True)),
-                ('request_id', models.CharField(blank=True, max_length=128)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("route", models.CharField(max_length=64)),
+                ("reason", models.CharField(max_length=96)),
+                ("network", models.CharField(max_length=64)),
+                ("asset", models.CharField(max_length=66)),
+                ("amount", models.CharField(max_length=40)),
+                ("pay_to", models.CharField(max_length=66)),
+                ("client_ip", models.GenericIPAddressField(blank=True, null=True)),
+                ("request_id", models.CharField(blank=True, max_length=128)),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['route', 'reason'], name='billing_off_route_ca4403_idx')],
+                "ordering": ["-created_at"],
+                "indexes": [
+                    models.Index(fields=["route", "reason"], name="billing_off_route_ca4403_idx")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='PaymentClaim',
+            name="PaymentClaim",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('route', models.CharField(max_length=64)),
-                ('network', models.CharField(max_length=64)),
-                ('asset', models.CharField(max_length=66)),
-                ('payer', models.CharField(db_index=True, max_length=66)),
-                ('nonce', models.CharField(max_length=66)),
-                ('amount', models.CharField(max_length=40)),
-                ('valid_before', models.BigIntegerField()),
-                ('state', models.CharField(choices=[('claimed', 'claimed (work running)'), ('settling', 'settling'), ('settled', 'settled'), ('pending', 'settlement pending'), ('released', 'released (not charged)')], default='claimed', max_length=16)),
-                ('outcome', models.CharField(blank=True, max_length=96)),
-                ('client_ip', models.GenericIPAddressField(blank=True, null=True)),
-                ('request_id', models.CharField(blank=True, max_length=128)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("route", models.CharField(max_length=64)),
+                ("network", models.CharField(max_length=64)),
+                ("asset", models.CharField(max_length=66)),
+                ("payer", models.CharField(db_index=True, max_length=66)),
+                ("nonce", models.CharField(max_length=66)),
+                ("amount", models.CharField(max_length=40)),
+                ("valid_before", models.BigIntegerField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("claimed", "claimed (work running)"),
+                            ("settling", "settling"),
+                            ("settled", "settled"),
+                            ("pending", "settlement pending"),
+                            ("released", "released (not charged)"),
+                        ],
+                        default="claimed",
+                        max_length=16,
+                    ),
+                ),
+                ("outcome", models.CharField(blank=True, max_length=96)),
+                ("client_ip", models.GenericIPAddressField(blank=True, null=True)),
+                ("request_id", models.CharField(blank=True, max_length=128)),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['route', 'state'], name='billing_pay_route_1b6a57_idx')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('state', 'released'), _negated=True), fields=('network', 'asset', 'payer', 'nonce'), name='billing_one_live_claim_per_authorization')],
+                "ordering": ["-created_at"],
+                "indexes": [
+                    models.Index(fields=["route", "state"], name="billing_pay_route_1b6a57_idx")
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("state", "released"), _negated=True),
+                        fields=("network", "asset", "payer", "nonce"),
+                        name="billing_one_live_claim_per_authorization",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Refusal',
+            name="Refusal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('route', models.CharField(max_length=64)),
-                ('reason', models.CharField(max_length=200)),
-                ('payer', models.CharField(blank=True, db_index=True, max_length=66)),
-                ('network', models.CharField(blank=True, max_length=64)),
-                ('client_ip', models.GenericIPAddressField(blank=True, null=True)),
-                ('request_id', models.CharField(blank=True, max_length=128)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("route", models.CharField(max_length=64)),
+                ("reason", models.CharField(max_length=200)),
+                ("payer", models.CharField(blank=True, db_index=True, max_length=66)),
+                ("network", models.CharField(blank=True, max_length=64)),
+                ("client_ip", models.GenericIPAddressField(blank=True, null=True)),
+                ("request_id", models.CharField(blank=True, max_length=128)),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['route', 'reason'], name='billing_ref_route_63e1d3_idx')],
+                "ordering": ["-created_at"],
+                "indexes": [
+                    models.Index(fields=["route", "reason"], name="billing_ref_route_63e1d3_idx")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Settlement',
+            name="Settlement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('facilitator', models.CharField(max_length=200)),
-                ('success', models.BooleanField()),
-                ('transaction', models.CharField(blank=True, max_length=100)),
-                ('network', models.CharField(max_length=64)),
-                ('payer', models.CharField(blank=True, max_length=66)),
-                ('amount', models.CharField(max_length=40)),
-                ('error_reason', models.CharField(blank=True, max_length=200)),
-                ('claim', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='settlements', to='billing.paymentclaim')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("facilitator", models.CharField(max_length=200)),
+                ("success", models.BooleanField()),
+                ("transaction", models.CharField(blank=True, max_length=100)),
+                ("network", models.CharField(max_length=64)),
+                ("payer", models.CharField(blank=True, max_length=66)),
+                ("amount", models.CharField(max_length=40)),
+                ("error_reason", models.CharField(blank=True, max_length=200)),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="settlements",
+                        to="billing.paymentclaim",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='TrialBudget',
+            name="TrialBudget",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('client_ip', models.GenericIPAddressField()),
-                ('day', models.DateField()),
-                ('used', models.PositiveIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("client_ip", models.GenericIPAddressField()),
+                ("day", models.DateField()),
+                ("used", models.PositiveIntegerField(default=0)),
             ],
             options={
-                'ordering': ['-day'],
-                'constraints': [models.UniqueConstraint(fields=('client_ip', 'day'), name='billing_one_budget_per_ip_day')],
+                "ordering": ["-day"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("client_ip", "day"), name="billing_one_budget_per_ip_day"
+                    )
+                ],
             },
         ),
     ]

@@ -27,7 +27,10 @@ class MemoryChainSigner(LedgerSigner):
         with self._lock:
             if self._used(transfer["token"], transfer["payer"], transfer["nonce"]):
                 return False
-            self._transfers[transfer["transaction"]] = {**transfer, "block": len(self._transfers) + 1}
+            self._transfers[transfer["transaction"]] = {
+                **transfer,
+                "block": len(self._transfers) + 1,
+            }
             return True
 
     def _fetch(self, tx_hash: str) -> dict[str, Any]:

@@ -56,8 +56,9 @@ def decode_offer(response) -> PaymentRequired:
     return decode_payment_required_header(response["PAYMENT-REQUIRED"])
 
 
-def post(api, route: str = "verify/quote", outcome: str = "real", payment: str | None = None,
-         **body):
+def post(
+    api, route: str = "verify/quote", outcome: str = "real", payment: str | None = None, **body
+):
     headers = {"HTTP_PAYMENT_SIGNATURE": payment} if payment else {}
     return api.post(f"/v1/test/{route}", {"outcome": outcome, **body}, format="json", **headers)
 

@@ -8,7 +8,6 @@ import json
 import pytest
 from x402 import PaymentPayload
 
-from billing.facilitators import resource_config
 from billing.local_facilitator import build_local_facilitator
 from billing.models import LocalTransfer
 from tests.billing.conftest import NETWORK, decode_offer, post
@@ -46,8 +45,9 @@ def test_not_yet_valid_authorization_fails_verification(payer, offer, requiremen
     }
 
 
-def test_settlement_is_recorded_with_a_transaction_like_id_and_nonce_is_spent(payer, offer,
-                                                                              requirement):
+def test_settlement_is_recorded_with_a_transaction_like_id_and_nonce_is_spent(
+    payer, offer, requirement
+):
     facilitator = build_local_facilitator(NETWORK)
     payload = _payload(payer.pay(offer()))
     assert facilitator.verify(payload, requirement).is_valid
@@ -82,8 +82,11 @@ def test_nothing_contacts_a_facilitator_at_import(api, settings):
     from tests.billing.facilitator_server import FacilitatorServer
 
     with FacilitatorServer(NETWORK) as canary:
-        env = {**os.environ, "X402_FACILITATOR_URL": canary.url,
-               "DJANGO_SETTINGS_MODULE": "attest.settings"}
+        env = {
+            **os.environ,
+            "X402_FACILITATOR_URL": canary.url,
+            "DJANGO_SETTINGS_MODULE": "attest.settings",
+        }
         code = (
             "import django; django.setup(); "
             "import billing.services, billing.decorators, billing.admin, tests.billing.urls"

@@ -60,7 +60,10 @@ def test_offer_is_recorded_in_the_ledger(api):
     post(api, "verify/citations")
     [row] = Offer.objects.all()
     assert (row.route, row.reason, row.amount, row.pay_to) == (
-        "verify/citations", "payment_required", "100000", PAY_TO
+        "verify/citations",
+        "payment_required",
+        "100000",
+        PAY_TO,
     )
 
 

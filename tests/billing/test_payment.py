@@ -73,7 +73,9 @@ def test_bad_signature_is_refused(api, payer, offer):
     payment = payer.pay(offer())
     payload = json.loads(base64.b64decode(payment))
     signature = payload["payload"]["signature"]
-    payload["payload"]["signature"] = signature[:-4] + ("00" if signature[-4:-2] != "00" else "11") + signature[-2:]
+    payload["payload"]["signature"] = (
+        signature[:-4] + ("00" if signature[-4:-2] != "00" else "11") + signature[-2:]
+    )
     forged = base64.b64encode(json.dumps(payload).encode()).decode()
     response = post(api, payment=forged)
     decode_offer(response)
@@ -118,7 +120,9 @@ def test_garbage_payment_header_is_refused(api):
 def test_bad_request_with_valid_payment_is_not_settled_and_payment_stays_usable(api, payer, offer):
     payment = payer.pay(offer())
     refused = api.post(
-        "/v1/test/verify/quote", {"outcome": "nonsense"}, format="json",
+        "/v1/test/verify/quote",
+        {"outcome": "nonsense"},
+        format="json",
         HTTP_PAYMENT_SIGNATURE=payment,
     )
     assert refused.status_code == 400
@@ -178,8 +182,9 @@ def test_v1_x_payment_header_is_accepted(api, payer, offer):
     v2 = json.loads(base64.b64decode(payer.pay(offer())))
     v1 = {"x402Version": 1, "scheme": "exact", "network": "base-sepolia", "payload": v2["payload"]}
     header = base64.b64encode(json.dumps(v1).encode()).decode()
-    response = api.post("/v1/test/verify/quote", {"outcome": "real"}, format="json",
-                        HTTP_X_PAYMENT=header)
+    response = api.post(
+        "/v1/test/verify/quote", {"outcome": "real"}, format="json", HTTP_X_PAYMENT=header
+    )
     assert response.status_code == 200, response.content
     assert decode_payment_response_header(response["PAYMENT-RESPONSE"]).success
 

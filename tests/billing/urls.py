@@ -14,11 +14,17 @@ from billing.pricing import PRICED_ROUTES
 # Each non-charged error a real priced view may raise after payment, as the seeds list them.
 UNCHARGED = {
     "blocked": lambda: errors.Blocked(),
-    "robots_disallowed": lambda: errors.Blocked("robots.txt disallows it.", code="robots_disallowed"),
+    "robots_disallowed": lambda: errors.Blocked(
+        "robots.txt disallows it.", code="robots_disallowed"
+    ),
     "host_not_found": lambda: errors.Unprocessable("No such host.", code="host_not_found"),
     "match_too_costly": lambda: errors.Unprocessable("Too costly.", code="match_too_costly"),
-    "rate_limited": lambda: errors.RateLimited(retry_after=10, details={"reason": "uncharged_failures"}),
-    "over_capacity": lambda: errors.OverCapacity(retry_after=3, details={"reason": "match_queue_full"}),
+    "rate_limited": lambda: errors.RateLimited(
+        retry_after=10, details={"reason": "uncharged_failures"}
+    ),
+    "over_capacity": lambda: errors.OverCapacity(
+        retry_after=3, details={"reason": "match_queue_full"}
+    ),
     "not_on_edge": lambda: errors.NotOnEdge(details={"reason": "pdf"}),
 }
 # Page results: always charged, whatever the page turned out to be.
@@ -31,7 +37,7 @@ PAGES = {
 
 
 class Body(serializers.Serializer):
-    outcome = serializers.ChoiceField(choices=[*UNCHARGED, *PAGES, "crash"])
+    outcome = serializers.ChoiceField(choices=[*UNCHARGED, *PAGES, "crash"], default="real")
     citations = serializers.IntegerField(default=1, min_value=1, max_value=10)
 
 
@@ -64,3 +70,5 @@ def priced_test_view(route: str):
 
 
 urlpatterns = [path(f"v1/test/{name}", priced_test_view(name)) for name in PRICED_ROUTES]
+# Where the README's client example posts; the body it sends is a real page result here.
+urlpatterns.append(path("v1/verify/quote", priced_test_view("verify/quote")))
