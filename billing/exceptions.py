@@ -7,7 +7,9 @@ from typing import Any
 from attest.errors import AttestError
 
 # Browsers may read these from a cross-origin answer, so a web client can pay.
-EXPOSED_HEADERS = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-Request-ID, Retry-After"
+EXPOSED_HEADERS = (
+    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-ID, Retry-After"
+)
 
 
 class PaymentRequired(AttestError):

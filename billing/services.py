@@ -6,6 +6,7 @@ import datetime
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -16,6 +17,7 @@ from x402.http import (
     PAYMENT_RESPONSE_HEADER,
     PAYMENT_SIGNATURE_HEADER,
     X_PAYMENT_HEADER,
+    X_PAYMENT_RESPONSE_HEADER,
     decode_payment_signature_header,
     encode_payment_required_header,
     encode_payment_response_header,
@@ -55,6 +57,7 @@ class VerifiedPayment:
     payload: PaymentPayload
     requirements: PaymentRequirements
     claim: PaymentClaim
+    legacy_header: bool = False  # paid with v1's X-PAYMENT: answer X-PAYMENT-RESPONSE too
 
     @property
     def payer(self) -> str:
@@ -169,7 +172,7 @@ def _decode_payment(header: str, requirement: PaymentRequirements) -> PaymentPay
 def admit_call(
     *,
     route: PricedRoute,
-    headers: dict[str, str] | object,
+    headers: Mapping[str, str],
     client_ip: str,
     request_id: str,
     trial_size: int = 1,
@@ -179,43 +182,56 @@ def admit_call(
     Raises ``PaymentRequired`` (402 with the offer), ``SettlementPending`` when the same
     authorization is still being settled, or ``FacilitatorUnavailable``.
     """
-    day = trial_day()
+    call = PricedCall(
+        route=route, tier=TIER_TRIAL, client_ip=client_ip, request_id=request_id, day=trial_day()
+    )
     header = headers.get(PAYMENT_SIGNATURE_HEADER) or headers.get(X_PAYMENT_HEADER)
     if not header:
-        if route.trial_max_size is not None and trial_size > route.trial_max_size:
-            raise _offer(
-                route=route,
-                reason="trial_too_large",
-                client_ip=client_ip,
-                request_id=request_id,
-                trial_max_size=route.trial_max_size,
-                message=f"A free-trial call covers at most {route.trial_max_size}; "
-                "pay for a larger batch with the offer in PAYMENT-REQUIRED.",
-            )
-        if trial_reserve(client_ip=client_ip, day=day):
-            return PricedCall(
-                route=route, tier=TIER_TRIAL, client_ip=client_ip, request_id=request_id, day=day
-            )
-        reason = "trial_exhausted" if settings.ATTEST_TRIAL_CALLS_PER_DAY else "payment_required"
-        raise _offer(route=route, reason=reason, client_ip=client_ip, request_id=request_id)
+        _admit_trial(call, trial_size=trial_size)
+    else:
+        call.tier = TIER_PAID
+        call.payment = _admit_payment(call, header=header)
+        call.payment.legacy_header = not headers.get(PAYMENT_SIGNATURE_HEADER)
+    return call
 
-    refuse = dict(route=route, client_ip=client_ip, request_id=request_id)
+
+def _admit_trial(call: PricedCall, *, trial_size: int) -> None:
+    route, ids = call.route, {"client_ip": call.client_ip, "request_id": call.request_id}
+    if route.trial_max_size is not None and trial_size > route.trial_max_size:
+        raise _offer(
+            route=route,
+            reason="trial_too_large",
+            trial_max_size=route.trial_max_size,
+            message=f"A free-trial call covers at most {route.trial_max_size}; "
+            "pay for a larger batch with the offer in PAYMENT-REQUIRED.",
+            **ids,
+        )
+    if trial_reserve(client_ip=call.client_ip, day=call.day):
+        return
+    reason = "trial_exhausted" if settings.ATTEST_TRIAL_CALLS_PER_DAY else "payment_required"
+    raise _offer(route=route, reason=reason, **ids)
+
+
+def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
+    """Match, check, verify and claim the payment in ``header``, in that order."""
+    route = call.route
+    refuse = {"route": route, "client_ip": call.client_ip, "request_id": call.request_id}
     requirement = _requirement(route)
     payload = _decode_payment(header, requirement)
     if payload is None:
         raise _refuse(
             reason="malformed_payment",
-            **refuse,
             message="The payment header is not a base64 x402 payment for this network.",
+            **refuse,
         )
     server = resource_server()
     matched = server.find_matching_requirements([requirement], payload)
     if matched is None:
         raise _refuse(
             reason="payment_mismatch",
-            **refuse,
             message="The payment does not accept this route's offer; sign the offer in "
             "PAYMENT-REQUIRED.",
+            **refuse,
         )
     try:
         authorization = ExactEIP3009Payload.from_dict(payload.payload).authorization
@@ -224,19 +240,26 @@ def admit_call(
     except (KeyError, TypeError, ValueError, AttributeError):
         raise _refuse(
             reason="malformed_payment",
-            **refuse,
             message="The payment carries no EIP-3009 authorization.",
+            **refuse,
         ) from None
     refuse["payer"] = payer
 
-    if valid_before < time.time() + route.work_seconds + SETTLEMENT_SECONDS:
+    needed = route.work_seconds + SETTLEMENT_SECONDS
+    if valid_before < time.time() + needed:
         raise _refuse(
             reason="authorization_expires_too_soon",
+            message=f"The authorization must stay valid for at least {needed} seconds; "
+            "sign a new one.",
             **refuse,
-            message=f"The authorization must stay valid for at least "
-            f"{route.work_seconds + SETTLEMENT_SECONDS} seconds; sign a new one.",
         )
-    key = dict(network=matched.network, asset=matched.asset.lower(), payer=payer, nonce=nonce)
+    key = {
+        "network": matched.network,
+        "asset": matched.asset.lower(),
+        "payer": payer,
+        "nonce": nonce,
+    }
+    # A reused authorization is refused without asking the facilitator.
     _refuse_reuse(key, refuse)
 
     try:
@@ -247,8 +270,8 @@ def admit_call(
     if not verified.is_valid:
         raise _refuse(
             reason=verified.invalid_reason or "payment_invalid",
-            **refuse,
             message="The payment did not verify; see details.reason.",
+            **refuse,
         )
 
     try:
@@ -257,22 +280,16 @@ def admit_call(
                 route=route.name,
                 amount=matched.amount,
                 valid_before=valid_before,
-                client_ip=client_ip or None,
-                request_id=request_id,
+                client_ip=call.client_ip or None,
+                request_id=call.request_id,
                 **key,
             )
     except IntegrityError:
-        # Another request claimed the same authorization between our check and now.
+        # A parallel request claimed the same authorization after our check above.
         _refuse_reuse(key, refuse)
         raise _refuse(reason="payment_already_used", **refuse) from None
-    return PricedCall(
-        route=route,
-        tier=TIER_PAID,
-        client_ip=client_ip,
-        request_id=request_id,
-        day=day,
-        payment=VerifiedPayment(payload=payload, requirements=matched, claim=claim),
-    )
+    logger.info("billing.claimed", extra={"route": route.name, "payer": payer})
+    return VerifiedPayment(payload=payload, requirements=matched, claim=claim)
 
 
 def _refuse_reuse(key: dict[str, str], refuse: dict) -> None:
@@ -297,6 +314,7 @@ def release_call(*, call: PricedCall, outcome: str) -> None:
         trial_refund(client_ip=call.client_ip, day=call.day)
         return
     _set_claim(call.payment.claim, state=PaymentClaim.State.RELEASED, outcome=outcome)
+    logger.info("billing.released", extra={"route": call.route.name, "outcome": outcome})
 
 
 def settle_call(*, call: PricedCall) -> dict[str, str]:
@@ -346,7 +364,17 @@ def settle_call(*, call: PricedCall) -> dict[str, str]:
     _record_settlement(claim, result)
     if result.success:
         _set_claim(claim, state=PaymentClaim.State.SETTLED, outcome="charged")
+        logger.info(
+            "billing.settled",
+            extra={
+                "route": call.route.name,
+                "payer": claim.payer,
+                "transaction": result.transaction,
+            },
+        )
         headers[PAYMENT_RESPONSE_HEADER] = encode_payment_response_header(result)
+        if payment.legacy_header:
+            headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
         return headers
     if result.error_reason == "settlement_pending":
         _set_claim(claim, state=PaymentClaim.State.PENDING, outcome="settlement_pending")

@@ -60,3 +60,13 @@ def test_readme_client_example_pays_for_a_call(live_server, monkeypatch):
     assert settlement != "None"
     assert "'tier': 'paid'" in out.getvalue()
     assert LocalTransfer.objects.count() == 1
+
+
+def test_priced_view_keeps_its_openapi_annotations_and_documents_payment():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator(urlconf="tests.billing.urls").get_schema(request=None, public=True)
+    operation = schema["paths"]["/v1/test/verify/quote"]["post"]
+    assert {"200", "400", "402", "503"} <= set(operation["responses"])
+    assert "trial_too_large" in operation["responses"]["402"]["description"]
+    assert any(p["name"] == "PAYMENT-SIGNATURE" for p in operation["parameters"])

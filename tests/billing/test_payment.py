@@ -187,6 +187,20 @@ def test_v1_x_payment_header_is_accepted(api, payer, offer):
     )
     assert response.status_code == 200, response.content
     assert decode_payment_response_header(response["PAYMENT-RESPONSE"]).success
+    assert response["X-PAYMENT-RESPONSE"] == response["PAYMENT-RESPONSE"]
+
+
+def test_v1_payment_for_another_network_is_refused(api, payer, offer):
+    import base64
+    import json
+
+    v2 = json.loads(base64.b64decode(payer.pay(offer())))
+    v1 = {"x402Version": 1, "scheme": "exact", "network": "base", "payload": v2["payload"]}
+    header = base64.b64encode(json.dumps(v1).encode()).decode()
+    response = api.post(
+        "/v1/test/verify/quote", {"outcome": "real"}, format="json", HTTP_X_PAYMENT=header
+    )
+    assert response.json()["error"]["details"]["reason"] == "malformed_payment"
 
 
 def test_facilitator_refuses_an_authorization_it_already_settled(api, payer, offer):

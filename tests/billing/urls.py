@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from attest import errors
 from billing.decorators import priced
+from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.pricing import PRICED_ROUTES
 
 # Each non-charged error a real priced view may raise after payment, as the seeds list them.
@@ -52,6 +55,11 @@ def priced_test_view(route: str):
         def trial_size(self, request) -> int:
             return request.prechecked["citations"]
 
+        @extend_schema(
+            request=Body,
+            parameters=PAYMENT_PARAMETERS,
+            responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, **PAYMENT_RESPONSES},
+        )
         def post(self, request):
             outcome = request.prechecked["outcome"]
             if outcome in UNCHARGED:
