@@ -211,3 +211,12 @@ def test_facilitator_refuses_an_authorization_it_already_settled(api, payer, off
     again = post(api, payment=payment)
     assert again.json()["error"]["details"]["reason"] == "invalid_exact_evm_nonce_already_used"
     assert time.time()  # the ledger, not the clock, refused it
+
+
+def test_decorator_on_a_single_handler_prices_it(api, payer):
+    offered = decode_offer(api.get("/v1/test-method/fetch"))
+    assert offered.accepts[0].amount == "10000"
+    response = api.get("/v1/test-method/fetch", HTTP_PAYMENT_SIGNATURE=payer.pay(offered))
+    assert response.status_code == 200
+    assert response.json()["tier"] == "paid"
+    assert decode_payment_response_header(response["PAYMENT-RESPONSE"]).success

@@ -77,6 +77,15 @@ def priced_test_view(route: str):
     return PricedTestView.as_view()
 
 
+class MethodPricedView(APIView):
+    """The decorator on one handler instead of the class."""
+
+    @priced("fetch")
+    def get(self, request):
+        return Response({"page": PAGES["real"], "seen_tier": request.tier})
+
+
 urlpatterns = [path(f"v1/test/{name}", priced_test_view(name)) for name in PRICED_ROUTES]
+urlpatterns.append(path("v1/test-method/fetch", MethodPricedView.as_view()))
 # Where the README's client example posts; the body it sends is a real page result here.
 urlpatterns.append(path("v1/verify/quote", priced_test_view("verify/quote")))
