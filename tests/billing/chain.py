@@ -15,6 +15,16 @@ class MemoryChainSigner(LedgerSigner):
         super().__init__(network)
         self._lock = threading.Lock()
         self._transfers: dict[str, dict[str, Any]] = {}
+        self._revert: str | None = None
+
+    def revert_next(self, reason: str) -> None:
+        self._revert = reason
+
+    def write_contract(self, *args: Any, **kwargs: Any) -> str:
+        if self._revert:
+            reason, self._revert = self._revert, None
+            raise RuntimeError(f"execution reverted: {reason}")
+        return super().write_contract(*args, **kwargs)
 
     def _used(self, token, payer, nonce) -> bool:
         nonce_hex = nonce.lower() if isinstance(nonce, str) else "0x" + nonce.hex()

@@ -16,12 +16,16 @@ from tests.billing.chain import MemoryChainSigner
 class FacilitatorServer:
     """The SDK's facilitator behind a real HTTP server; ``settle_delay`` makes settle slow."""
 
-    def __init__(self, network: str, *, settle_delay: float = 0.0) -> None:
+    def __init__(
+        self, network: str, *, settle_delay: float = 0.0, settle_revert: str | None = None
+    ) -> None:
         self.chain = MemoryChainSigner(network)
         self.facilitator = x402FacilitatorSync().register(
             [network], ExactEvmFacilitatorScheme(self.chain)
         )
         self.settle_delay = settle_delay
+        # A revert the "chain" answers to every transfer, e.g. a drained wallet.
+        self.settle_revert = settle_revert
         self.calls: list[str] = []
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -52,7 +56,10 @@ class FacilitatorServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except BrokenPipeError:
+                    pass  # the client timed out and went away, as the slow-settle test intends
 
             def do_GET(self) -> None:
                 server.calls.append(self.path)
@@ -68,6 +75,8 @@ class FacilitatorServer:
                     result = server.facilitator.verify(payload, requirements)
                 else:
                     time.sleep(server.settle_delay)
+                    if server.settle_revert:
+                        server.chain.revert_next(server.settle_revert)
                     result = server.facilitator.settle(payload, requirements)
                 self._send(result.model_dump(mode="json", by_alias=True, exclude_none=True))
 

@@ -77,3 +77,22 @@ def test_settle_timeout_answers_pending_never_pay_again(api, payer, offer, setti
         assert retry.json()["error"]["code"] == "settlement_pending"
         assert "PAYMENT-REQUIRED" not in retry
         assert facilitator.calls.count("/settle") == 1
+
+
+def test_settlement_refused_by_the_chain_withholds_the_answer_and_frees_the_claim(
+    api, payer, offer, settings
+):
+    with FacilitatorServer(
+        NETWORK, settle_revert="ERC20: transfer amount exceeds balance"
+    ) as facilitator:
+        settings.X402_FACILITATOR_URL = facilitator.url
+        response = post(api, payment=payer.pay(offer()))
+        assert response.status_code == 402
+        error = response.json()["error"]
+        assert error["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
+        assert "nothing was charged" in error["message"]
+        assert "page" not in response.json()  # the work's answer never left
+        claim = PaymentClaim.objects.get()
+        assert claim.state == "released"
+        assert claim.outcome == "settle_refused:invalid_exact_evm_insufficient_balance"
+        assert Settlement.objects.get().success is False
