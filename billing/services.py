@@ -22,6 +22,7 @@ from x402.http import (
     encode_payment_required_header,
     encode_payment_response_header,
 )
+from x402.mechanisms.evm.constants import ERR_NONCE_ALREADY_USED, ERR_SETTLEMENT_PENDING
 from x402.mechanisms.evm.types import ExactEIP3009Payload
 from x402.mechanisms.evm.v1.constants import V1_NETWORK_CHAIN_IDS
 from x402.schemas import PaymentPayloadV1, SettleResponse
@@ -58,6 +59,8 @@ class VerifiedPayment:
     requirements: PaymentRequirements
     claim: PaymentClaim
     legacy_header: bool = False  # paid with v1's X-PAYMENT: answer X-PAYMENT-RESPONSE too
+    # Set when a pending settlement was reconciled on admission: the call is already paid.
+    settled: SettleResponse | None = None
 
     @property
     def payer(self) -> str:
@@ -259,8 +262,12 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
         "payer": payer,
         "nonce": nonce,
     }
-    # A reused authorization is refused without asking the facilitator.
-    _refuse_reuse(key, refuse)
+    live = _live_claim(key)
+    if live is not None and live.state == PaymentClaim.State.PENDING:
+        return _reconcile_pending(live, payload=payload, requirements=matched)
+    if live is not None:
+        # A reused authorization is refused without asking the facilitator.
+        raise _already_used(refuse)
 
     try:
         verified = server.verify_payment(payload, matched)
@@ -286,23 +293,59 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
             )
     except IntegrityError:
         # A parallel request claimed the same authorization after our check above.
-        _refuse_reuse(key, refuse)
-        raise _refuse(reason="payment_already_used", **refuse) from None
+        raise _already_used(refuse) from None
     logger.info("billing.claimed", extra={"route": route.name, "payer": payer})
     return VerifiedPayment(payload=payload, requirements=matched, claim=claim)
 
 
-def _refuse_reuse(key: dict[str, str], refuse: dict) -> None:
-    live = PaymentClaim.objects.filter(**key).exclude(state=PaymentClaim.State.RELEASED).first()
-    if live is None:
-        return
-    if live.state == PaymentClaim.State.PENDING:
-        raise SettlementPending(details={"reason": "settlement_pending"})
-    raise _refuse(
+def _live_claim(key: dict[str, str]) -> PaymentClaim | None:
+    return PaymentClaim.objects.filter(**key).exclude(state=PaymentClaim.State.RELEASED).first()
+
+
+def _already_used(refuse: dict) -> PaymentRequiredError:
+    return _refuse(
         reason="payment_already_used",
-        **refuse,
         message="This authorization has already paid for a call; sign a new one.",
+        **refuse,
     )
+
+
+def _reconcile_pending(
+    claim: PaymentClaim,
+    *,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+) -> VerifiedPayment:
+    """The caller retries with an authorization whose settlement went unconfirmed: ask again.
+
+    An EIP-3009 authorization can only move money to our own ``payTo``, so a facilitator
+    that now reports its nonce as used means the first settlement went through: the call is
+    paid and this retry is served without a second settlement. (On a real chain the payer
+    could instead have cancelled the authorization, an on-chain act that costs more in gas
+    than the call it would win.)
+    """
+    taken = PaymentClaim.objects.filter(pk=claim.pk, state=PaymentClaim.State.PENDING).update(
+        state=PaymentClaim.State.SETTLING
+    )
+    if not taken:
+        raise SettlementPending(details={"reason": "settlement_pending"})
+    try:
+        result = resource_server().settle_payment(payload, requirements)
+    except (*FACILITATOR_ERRORS, FacilitatorUnavailable) as exc:
+        _set_claim(claim, state=PaymentClaim.State.PENDING)
+        raise SettlementPending(details={"reason": "facilitator_no_answer"}) from exc
+    _record_settlement(claim, result)
+    if result.success or result.error_reason == ERR_NONCE_ALREADY_USED:
+        _set_claim(claim, state=PaymentClaim.State.SETTLED, outcome="charged")
+        logger.info("billing.reconciled", extra={"route": claim.route, "payer": claim.payer})
+        settled = result.model_copy(update={"success": True, "error_reason": None})
+        return VerifiedPayment(
+            payload=payload, requirements=requirements, claim=claim, settled=settled
+        )
+    # Any other answer leaves the claim pending for staff: a retry cannot prove the first
+    # settlement failed, and releasing it could let one payment serve two calls.
+    _set_claim(claim, state=PaymentClaim.State.PENDING)
+    raise SettlementPending(details={"reason": result.error_reason or "settlement_pending"})
 
 
 # --- the outcome --------------------------------------------------------------
@@ -313,6 +356,8 @@ def release_call(*, call: PricedCall, outcome: str) -> None:
     if call.payment is None:
         trial_refund(client_ip=call.client_ip, day=call.day)
         return
+    if call.payment.settled is not None:
+        return  # paid by an earlier attempt whose answer was lost; nothing to give back
     _set_claim(call.payment.claim, state=PaymentClaim.State.RELEASED, outcome=outcome)
     logger.info("billing.released", extra={"route": call.route.name, "outcome": outcome})
 
@@ -335,6 +380,8 @@ def settle_call(*, call: PricedCall) -> dict[str, str]:
         return headers
     payment = call.payment
     claim = payment.claim
+    if payment.settled is not None:
+        return _settled_headers(headers, payment, payment.settled)
     _set_claim(claim, state=PaymentClaim.State.SETTLING)
     try:
         result = resource_server().settle_payment(payment.payload, payment.requirements)
@@ -372,11 +419,8 @@ def settle_call(*, call: PricedCall) -> dict[str, str]:
                 "transaction": result.transaction,
             },
         )
-        headers[PAYMENT_RESPONSE_HEADER] = encode_payment_response_header(result)
-        if payment.legacy_header:
-            headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
-        return headers
-    if result.error_reason == "settlement_pending":
+        return _settled_headers(headers, payment, result)
+    if result.error_reason == ERR_SETTLEMENT_PENDING:
         _set_claim(claim, state=PaymentClaim.State.PENDING, outcome="settlement_pending")
         raise SettlementPending(
             details={"reason": "settlement_pending", "transaction": result.transaction}
@@ -394,6 +438,15 @@ def settle_call(*, call: PricedCall) -> dict[str, str]:
         payer=claim.payer,
         message="The facilitator refused to settle this payment; nothing was charged.",
     )
+
+
+def _settled_headers(
+    headers: dict[str, str], payment: VerifiedPayment, result: SettleResponse
+) -> dict[str, str]:
+    headers[PAYMENT_RESPONSE_HEADER] = encode_payment_response_header(result)
+    if payment.legacy_header:
+        headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
+    return headers
 
 
 def _set_claim(claim: PaymentClaim, *, state: str, outcome: str | None = None) -> None:

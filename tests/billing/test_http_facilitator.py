@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 from x402.http import decode_payment_response_header
@@ -71,12 +72,38 @@ def test_settle_timeout_answers_pending_never_pay_again(api, payer, offer, setti
         assert "accepts" not in error["details"]
         claim = PaymentClaim.objects.get()
         assert claim.state == "pending"
-        # Retrying with the same authorization is told the same, not offered a new payment.
+        # While the facilitator still gives no answer, a retry is told the same, not offered
+        # a new payment.
         retry = post(api, payment=payment)
         assert retry.status_code == 503
         assert retry.json()["error"]["code"] == "settlement_pending"
         assert "PAYMENT-REQUIRED" not in retry
-        assert facilitator.calls.count("/settle") == 1
+        assert PaymentClaim.objects.get().state == "pending"
+
+
+def test_retry_after_a_pending_settlement_is_served_once_it_landed(api, payer, offer, settings):
+    settings.X402_FACILITATOR_TIMEOUT = 1
+    with FacilitatorServer(NETWORK, settle_delay=2) as facilitator:
+        settings.X402_FACILITATOR_URL = facilitator.url
+        payment = payer.pay(offer())
+        assert post(api, payment=payment).json()["error"]["code"] == "settlement_pending"
+        # The slow settlement goes through on the facilitator after we stopped waiting.
+        deadline = time.monotonic() + 10
+        while not facilitator.chain._transfers and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(facilitator.chain._transfers) == 1
+        facilitator.settle_delay = 0
+        retry = post(api, payment=payment)
+        assert retry.status_code == 200, retry.content
+        assert retry.json()["tier"] == "paid"
+        assert decode_payment_response_header(retry["PAYMENT-RESPONSE"]).success
+        assert len(facilitator.chain._transfers) == 1  # paid once, served once
+        claim = PaymentClaim.objects.get()
+        assert (claim.state, claim.outcome) == ("settled", "charged")
+        # And it cannot pay for a third call.
+        assert post(api, payment=payment).json()["error"]["details"]["reason"] == (
+            "payment_already_used"
+        )
 
 
 def test_settlement_refused_by_the_chain_withholds_the_answer_and_frees_the_claim(
