@@ -12,7 +12,7 @@ EXPOSED_HEADERS = (
 )
 
 
-class PaymentRequired(AttestError):
+class PaymentRequiredError(AttestError):
     """402 with the x402 offer in the header and the body."""
 
     status_code = 402

@@ -30,10 +30,8 @@ from x402.schemas import PaymentPayloadV1, SettleResponse
 from billing.exceptions import (
     EXPOSED_HEADERS,
     FacilitatorUnavailable,
+    PaymentRequiredError,
     SettlementPending,
-)
-from billing.exceptions import (
-    PaymentRequired as PaymentRequiredError,
 )
 from billing.facilitators import (
     FACILITATOR_ERRORS,
@@ -182,7 +180,7 @@ def admit_call(
 ) -> PricedCall:
     """Let a priced call run as a trial or as a verified, claimed payment; else raise.
 
-    Raises ``PaymentRequired`` (402 with the offer), ``SettlementPending`` when the same
+    Raises ``PaymentRequiredError`` (402 with the offer), ``SettlementPending`` when the same
     authorization is still being settled, or ``FacilitatorUnavailable``.
     """
     call = PricedCall(
