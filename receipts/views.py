@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.core.validators import ProhibitNullCharactersValidator
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
 from receipts import services
@@ -20,6 +22,20 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class AnyStringField(StrictCharField):
+    """Any string at all, NUL and lone surrogates included: a receipt is judged, not refused."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators if not _is_character_guard(v)]
+
+
+def _is_character_guard(validator) -> bool:
+    return isinstance(
+        validator, ProhibitNullCharactersValidator | ProhibitSurrogateCharactersValidator
+    )
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -58,7 +74,7 @@ class JwksView(APIView):
 
 class ReceiptVerifyView(APIView):
     class InputSerializer(serializers.Serializer):
-        receipt = StrictCharField(
+        receipt = AnyStringField(
             allow_blank=True, trim_whitespace=False, help_text="A compact JWS from any answer."
         )
         text = StrictCharField(

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from joserfc import jws
-from joserfc.errors import BadSignatureError, JoseError, SecurityWarning
+from joserfc.errors import BadSignatureError, JoseError
+from joserfc.jwa import EdDSAAlgorithm
 from joserfc.jwk import OKPKey
 
 from receipts.core.canonical import b64url_decode_strict
@@ -19,9 +19,23 @@ RECEIPT_TYP = "attest-receipt+jwt"
 # Far above any real receipt (a batch of 10 results with passages is a few KiB).
 MAX_RECEIPT_CHARS = 256 * 1024
 
-# RFC 9864 prefers the fully specified "Ed25519" name, but "EdDSA" is what the published
-# contract promises and what every JOSE library (PyJWT, jose, nimbus) verifies today.
-warnings.filterwarnings("ignore", message="EdDSA is deprecated", category=SecurityWarning)
+
+class _EdDSA(EdDSAAlgorithm):
+    # RFC 9864 prefers the fully specified "Ed25519" name, but "EdDSA" is what the published
+    # contract promises and what every JOSE library (PyJWT, jose, nimbus) verifies today;
+    # with Ed25519 keys only, the two mean the same signature.
+    security_warning = None
+
+
+class _ReceiptRegistry(jws.JWSRegistry):
+    """EdDSA only, and a payload cap matched to ours instead of joserfc's 128 kB default."""
+
+    algorithms = {ALGORITHM: _EdDSA()}
+    recommended = [ALGORITHM]
+    max_payload_length = MAX_RECEIPT_CHARS
+
+
+REGISTRY = _ReceiptRegistry(algorithms=[ALGORITHM])
 
 REASONS = {
     "malformed": "The receipt is not a compact JWS (three base64url parts with a JSON header).",
@@ -55,7 +69,7 @@ class CheckedReceipt:
 def sign_compact(payload: bytes, *, key: OKPKey, kid: str) -> str:
     """Compact JWS over the payload bytes, with alg, kid and our typ in the protected header."""
     header = {"alg": ALGORITHM, "kid": kid, "typ": RECEIPT_TYP}
-    return jws.serialize_compact(header, payload, key, algorithms=[ALGORITHM])
+    return jws.serialize_compact(header, payload, key, registry=REGISTRY)
 
 
 def _json_object(data: bytes) -> dict[str, Any] | None:
@@ -64,6 +78,17 @@ def _json_object(data: bytes) -> dict[str, Any] | None:
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def _reportable_kid(kid: Any) -> str | None:
+    """The header's kid if it can be echoed back: a JSON escape can smuggle in a lone surrogate."""
+    if not isinstance(kid, str) or len(kid) > 128:
+        return None
+    try:
+        kid.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return kid
 
 
 def check_compact(token: str, *, public_keys: Mapping[str, OKPKey]) -> CheckedReceipt:
@@ -80,8 +105,7 @@ def check_compact(token: str, *, public_keys: Mapping[str, OKPKey]) -> CheckedRe
     header = _json_object(header_bytes)
     if header is None:
         raise ReceiptRefused("malformed")
-    kid = header.get("kid")
-    kid = kid if isinstance(kid, str) else None
+    kid = _reportable_kid(header.get("kid"))
     if header.get("alg") != ALGORITHM:
         raise ReceiptRefused("unsupported_algorithm", kid=kid)
     if header.get("typ") != RECEIPT_TYP:
@@ -92,7 +116,7 @@ def check_compact(token: str, *, public_keys: Mapping[str, OKPKey]) -> CheckedRe
     if key is None:
         raise ReceiptRefused("unknown_key", kid=kid)
     try:
-        jws.deserialize_compact(token, key, algorithms=[ALGORITHM])
+        jws.deserialize_compact(token, key, registry=REGISTRY)
     except BadSignatureError:
         raise ReceiptRefused("bad_signature", kid=kid) from None
     except (JoseError, ValueError, TypeError):
