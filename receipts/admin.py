@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from receipts import services
+from receipts import selectors
 from receipts.keyring import KeyConfigError
 from receipts.models import SigningKey
 
@@ -33,7 +33,7 @@ class SigningKeyAdmin(admin.ModelAdmin):
             raise PermissionDenied
         ring, problem = None, None
         try:
-            ring = services.signing_keyring()
+            ring = selectors.signing_keyring()
         except (KeyConfigError, OSError) as exc:
             problem = str(exc)
         keys = [

@@ -238,6 +238,18 @@ _CACHE: dict[str, tuple[tuple, KeyRing]] = {}
 def load_keyring(source: str) -> KeyRing:
     """The keys at ``source`` (directory, PEM file or inline PEM), re-read when they change."""
     kind = source_kind(source)
+    for attempt in range(3):
+        try:
+            return _load(kind, source)
+        except FileNotFoundError:
+            # A rotation in another process swapped a file between listing and reading it;
+            # the next listing is consistent again.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _load(kind: SourceKind, source: str) -> KeyRing:
     fingerprint = _fingerprint(kind, source)
     cached = _CACHE.get(source)
     if cached is not None and cached[0] == fingerprint:

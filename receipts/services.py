@@ -11,12 +11,8 @@ from django.utils import timezone
 from receipts.core.checks import compare_with_claims
 from receipts.core.jws import REASONS, ReceiptRefused, check_compact, sign_compact
 from receipts.core.payloads import PageClaims, ReceiptClaims, ResultClaims
-from receipts.keyring import KeyEntry, KeyRing, ensure_key, load_keyring, rotate_key
-
-
-def signing_keyring() -> KeyRing:
-    """The configured keys, re-read whenever another process rotated them."""
-    return load_keyring(settings.ATTEST_SIGNING_KEYS)
+from receipts.keyring import KeyEntry, ensure_key, rotate_key
+from receipts.selectors import signing_keyring
 
 
 def issue_receipt(
@@ -84,10 +80,6 @@ def verify_receipt(
     return ReceiptCheck(
         valid=True, kid=checked.kid, claims=checked.claims, key_state=state, checks=checks
     )
-
-
-def public_jwks() -> dict:
-    return signing_keyring().jwks()
 
 
 def signing_key_ensure() -> tuple[KeyEntry, bool]:

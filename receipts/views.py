@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
-from receipts import services
+from receipts import selectors, services
 
 JWKS_MAX_AGE = 300  # short, so a rotated-in key reaches caches within minutes
 
@@ -39,10 +39,16 @@ def _is_character_guard(validator) -> bool:
 
 
 class ErrorSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "ReceiptError"
+
     error = serializers.DictField(help_text='{"code", "message", "details"}')
 
 
 class JwkSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Jwk"
+
     kty = serializers.CharField()
     crv = serializers.CharField()
     x = serializers.CharField()
@@ -54,6 +60,9 @@ class JwkSerializer(serializers.Serializer):
 class JwksView(APIView):
     class OutputSerializer(serializers.Serializer):
         keys = JwkSerializer(many=True)
+
+        class Meta:
+            ref_name = "Jwks"
 
     @extend_schema(
         summary="Public receipt keys (JWKS)",
@@ -67,7 +76,7 @@ class JwksView(APIView):
         auth=[],
     )
     def get(self, request: Request) -> Response:
-        response = Response(services.public_jwks())
+        response = Response(selectors.public_jwks())
         response["Cache-Control"] = f"public, max-age={JWKS_MAX_AGE}"
         return response
 
@@ -93,6 +102,9 @@ class ReceiptVerifyView(APIView):
             required=False, default=0, min_value=0, help_text="Index in pages that text is."
         )
 
+        class Meta:
+            ref_name = "ReceiptVerify"
+
     class OutputSerializer(serializers.Serializer):
         valid = serializers.BooleanField()
         kid = serializers.CharField(allow_null=True)
@@ -104,6 +116,9 @@ class ReceiptVerifyView(APIView):
             choices=sorted(services.REASONS), required=False, help_text="Why valid is false."
         )
         message = serializers.CharField(required=False)
+
+        class Meta:
+            ref_name = "ReceiptCheck"
 
     @extend_schema(
         summary="Check a receipt",

@@ -33,6 +33,16 @@ def _check_sha256(name: str, value: str | None, *, optional: bool) -> None:
         raise ValueError(f"{name} must be a lowercase hex SHA-256, got {value!r}")
 
 
+def _check_json(name: str, value: Any) -> None:
+    """Fail where the claims are built, not later at signing, on a value JSON cannot carry."""
+    try:
+        canonical_json(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} must hold JSON values only (str, numbers, lists...): {exc}"
+        ) from exc
+
+
 def _check_offset(name: str, value: Any) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
         raise ValueError(f"{name} must be a non-negative integer or None, got {value!r}")
@@ -88,6 +98,7 @@ class PageClaims:
         _check_sha256("normalised_sha256", self.normalised_sha256, optional=True)
         if not isinstance(self.evidence, Mapping):
             raise TypeError("evidence must be a mapping")
+        _check_json("evidence", self.evidence)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -168,6 +179,7 @@ class ReceiptClaims:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        _check_json("extra", self.extra)
         for result in self.results:
             if result.page >= len(self.pages):
                 raise ValueError(f"result points at page {result.page}, have {len(self.pages)}")

@@ -89,6 +89,13 @@ def test_malformed_claims_are_refused_when_built(make):
         make()
 
 
+def test_evidence_or_extra_that_json_cannot_carry_is_refused_when_built():
+    with pytest.raises(ValueError, match="evidence"):
+        PageClaims("u", "u", 200, "real", None, None, {"retrieved_at": MOMENT})
+    with pytest.raises(ValueError, match="extra"):
+        claims(extra={"ratio": math.inf})
+
+
 def test_result_pointing_past_the_pages_is_refused():
     result = ResultClaims(2, quote_sha256("q"), "fuzzy", "none", None, None, None)
     with pytest.raises(ValueError):

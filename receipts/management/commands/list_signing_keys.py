@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from receipts import services
+from receipts import selectors
 from receipts.keyring import KeyConfigError
 
 
@@ -16,7 +16,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            ring = services.signing_keyring()
+            ring = selectors.signing_keyring()
         except KeyConfigError as exc:
             raise CommandError(str(exc)) from exc
         for entry in ring.entries:
