@@ -89,10 +89,10 @@ STOP_WORDS = _words(
     for with about against between into through during before after above below to from up
     down in out on off over under again further then once here there when where why how all
     any both each few more most other some such no nor not only own same so than too very
-    """.split()
+    """
 )
-NEGATIONS = frozenset("not no never none nobody nothing neither nor nowhere without cannot".split())
-ABBREVIATIONS = frozenset(
+NEGATIONS = _words("not no never none nobody nothing neither nor nowhere without cannot")
+ABBREVIATIONS = _words(
     """
     mr mrs ms dr prof sr jr st mt rev hon gen gov sen rep capt lt col sgt vs cf viz al fig
     figs eq eqs vol vols pp approx ca dept
