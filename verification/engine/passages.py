@@ -352,8 +352,10 @@ def _claim_hits(text: str, claim: _Claim) -> list[_Token]:
         elif _CJK_RE.fullmatch(key):
             scan(key, "char")
         else:
-            for needle in _word_prefixes(key):
-                scan(needle, "word")
+            for prefix in _word_prefixes(key):
+                # İ lowers to i + U+0307 in the key but to a plain i in ``lower``.
+                for needle in {prefix, prefix.replace("\u0307", "")} - {""}:
+                    scan(needle, "word")
             if key == "percent":
                 scan("%", "char")
     return [found[i] for i in sorted(found)]
