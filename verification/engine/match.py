@@ -170,15 +170,11 @@ class _Haystack:
         self._grow_extra = extra
         self._grow_at = where + np.cumsum(extra) - extra
         widest = max(ord(c) for f in folds for c in f)
-        dtype = codes.dtype if widest <= np.iinfo(codes.dtype).max else np.uint32
-        lengths = np.ones(len(codes), dtype=np.int64)
-        lengths[where] += extra
-        first = np.cumsum(lengths) - lengths
-        out = np.empty(int(lengths.sum()), dtype=dtype)
-        out[first] = codes
-        for at, fold in zip(first[where].tolist(), folds, strict=True):
-            out[at : at + len(fold)] = [ord(c) for c in fold]
-        return out
+        if widest > np.iinfo(codes.dtype).max:
+            codes = codes.astype(np.uint32)
+        codes[where] = [ord(f[0]) for f in folds]
+        tails = [ord(c) for f in folds for c in f[1:]]
+        return np.insert(codes, np.repeat(where + 1, extra), tails)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -253,6 +249,7 @@ def max_edits(quote_length: int, threshold: float) -> int:
 
 # A small table stays in cache; its false hits only let a few more windows through.
 _HASH_BITS = 16
+_BLOCK = 1 << 18
 _GOLDEN = np.uint32(2654435761)
 
 
@@ -292,17 +289,24 @@ def _candidate_regions(t_codes: np.ndarray, q_codes: np.ndarray, k: int) -> list
     g, need = choice
     table = np.zeros(1 << _HASH_BITS, dtype=np.uint8)
     table[_gram_slots(q_codes, g)] = 1
-    hits = np.take(table, _gram_slots(t_codes, g))
-    totals = np.empty(len(hits) + 1, dtype=np.int32)
-    totals[0] = 0
-    np.cumsum(hits, dtype=np.int32, out=totals[1:])
-    del hits
-    window = longest - g + 1
-    grams = len(totals) - 1
-    counts = np.empty(grams, dtype=np.int32)  # grams in the window starting at each position
-    np.subtract(totals[window:], totals[: grams - window + 1], out=counts[: grams - window + 1])
-    np.subtract(totals[grams], totals[grams - window + 1 : grams], out=counts[grams - window + 1 :])
-    starts = np.flatnonzero(counts >= need)
+    window = longest - g + 1  # gram starts inside the longest span
+    grams = n - g + 1
+    found: list[np.ndarray] = []
+    # Blocks that stay in cache, each with a window's overlap. Counts are
+    # differences of a running sum, exact in uint16 arithmetic (a window
+    # holds fewer than 65,536 grams) though the running sum wraps.
+    for lo in range(0, grams, _BLOCK):
+        hi = min(lo + _BLOCK, grams)
+        reach = min(hi + window - 1, grams)
+        hits = np.take(table, _gram_slots(t_codes[lo : reach + g - 1], g))
+        totals = np.zeros(len(hits) + 1, dtype=np.uint16)
+        np.cumsum(hits, dtype=np.uint16, out=totals[1:])
+        counts = np.empty(hi - lo, dtype=np.uint16)
+        full = max(min(hi - lo, len(hits) - window + 1), 0)  # starts whose window fits
+        np.subtract(totals[window : window + full], totals[:full], out=counts[:full])
+        counts[full:] = totals[-1] - totals[full : hi - lo]
+        found.append(np.flatnonzero(counts >= need) + lo)
+    starts = np.concatenate(found)
     if not len(starts):
         return []
     breaks = np.flatnonzero(np.diff(starts) > longest)
