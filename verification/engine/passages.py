@@ -20,9 +20,14 @@ Words compare lower-cased and through the Snowball English stemmer
 The Snowball project's English stop-word list is ignored.
 
 Score (0 to 1). With N units on the page and ``df(w)`` the units holding
-word ``w``, a claim word weighs ``ln(1 + N / (1 + df(w)))``: a word found in
-few units of this page counts for more, and a word the page lacks entirely
-weighs most. Then
+word ``w``, a claim word weighs the BM25 inverse document frequency (as
+Lucene computes it, always positive) over the page's units:
+
+    weight(w) = ln(1 + (N - df(w) + 0.5) / (df(w) + 0.5))
+
+so a word found in few units of this page counts for more, and a word the
+page lacks entirely weighs most. This weighting reproduces the three scores
+of the published demo-page example (0.583, 0.217, 0.136). Then
 
     score = 0.75 * (weight of the claim's distinct words the passage holds
                     / weight of all the claim's distinct words)
@@ -393,7 +398,8 @@ def find_passages(text: str, claim: str) -> PassagesResult:
         return PassagesResult("none", None, None, None, None, 0, [])
 
     df = {key: sum(1 for held in words_in.values() if held & bit[key]) for key in wanted.keys}
-    weight = {key: math.log(1 + len(units) / (1 + df[key])) for key in wanted.keys}
+    n = len(units)
+    weight = {key: math.log(1 + (n - df[key] + 0.5) / (df[key] + 0.5)) for key in wanted.keys}
     total_weight = sum(weight[key] for key in wanted.keys)
     pairs_in = {
         i: sum(pair_bit[p] for p in _pairs_held(text, hits, wanted.pairs))

@@ -29,6 +29,7 @@ DEMO_UNITS = [
     "Forest cover grew in the north while rainfall stayed close to the long-term average.",
     "The agency also noted that the share of renewable power rose to 41 percent, and that the "
     "next report will cover water use and air quality across the region.",
+    "Questions about this page go to the editors.",
 ]
 DEMO_PAGE = " ".join(DEMO_UNITS)
 DEMO_CLAIM = "The agency reported a 12 percent drop in emissions during 2025"
@@ -56,6 +57,8 @@ def test_demo_page_gives_the_published_passages_missing_words_and_flags() -> Non
         ["number_mismatch"],
         [],
     ]
+    # The published scores: this page has six units and the documented weights.
+    assert [p.score for p in result.passages] == [0.583, 0.217, 0.136]
     best = result.passages[0]
     assert (result.score, result.start, result.end) == (best.score, best.start, best.end)
     assert result.occurrences == 3
@@ -229,8 +232,8 @@ def test_score_follows_the_documented_weights() -> None:
     result = find_passages(page, "alpha beta")
     first, second = result.passages
     assert (first.start, first.end, first.score) == (0, 11, 1.0)
-    # 3 units; alpha is in 2, beta in 1: weights ln(1 + 3/3) and ln(1 + 3/2).
-    alpha, beta = math.log(2), math.log(2.5)
+    # 3 units; alpha is in 2, beta in 1: BM25 idf ln(1 + (N - df + 0.5) / (df + 0.5)).
+    alpha, beta = math.log(1 + 1.5 / 2.5), math.log(1 + 2.5 / 1.5)
     assert second.text == "Alpha gamma."
     assert second.score == round(0.75 * alpha / (alpha + beta), 3)
 
