@@ -23,6 +23,16 @@ cheaper than that: a q-gram count in numpy over the whole text (linear, a few
 vector operations per character) discards every window that cannot reach the
 threshold, and only the few that remain are aligned exactly with edlib. The
 filter is lossless (the q-gram lemma), so the answer equals a full alignment's.
+
+edlib takes at most 256 symbols, so quote characters are remapped to bytes
+(anything not in the quote is one spare byte). A quote with more than 255
+distinct characters is folded into 255 buckets instead, which turns edlib's
+answer into a lower bound per window; windows whose bound still allows the
+threshold are aligned exactly in numpy, most promising first, until none can
+beat the best found. When that exact work would pass
+``MAX_WIDE_ALPHABET_CELLS`` the match raises ``MatchTooCostly`` (and spends
+nothing): it happens only near the lowest thresholds, on large pages, without
+a close match.
 """
 
 from __future__ import annotations
@@ -37,6 +47,9 @@ from rapidfuzz.distance import Levenshtein
 
 # One verify/quote call may run a 1,000-character quote over 10 million characters.
 FUZZY_WORK_PER_CALL = 1_000 * 10_000_000
+# Quotes with more than 255 distinct characters are aligned cell by cell in
+# numpy (edlib takes 256 symbols), about 10 ns a cell: cap it near a second.
+MAX_WIDE_ALPHABET_CELLS = 100_000_000
 CONTEXT_CHARS = 80
 
 Mode = Literal["fuzzy", "exact"]
@@ -47,13 +60,20 @@ class MatchTooCostly(Exception):
 
     code = "match_too_costly"
 
-    def __init__(self, *, needed: int, budget: int, exhausted: bool) -> None:
+    def __init__(
+        self, *, needed: int, budget: int, exhausted: bool = False, wide_alphabet: bool = False
+    ) -> None:
         self.needed = needed
         self.budget = budget
         # True when the quote alone would fit a full budget: what ran out is
         # the share left by earlier matches of the same batch.
         self.exhausted = exhausted
-        if exhausted:
+        if wide_alphabet:
+            message = (
+                "This quote has more than 255 distinct characters and too little of the page can "
+                "be ruled out at this threshold; raise the threshold or use exact matching."
+            )
+        elif exhausted:
             message = (
                 f"The batch's shared fuzzy-matching budget is used up ({budget:,} of the "
                 f"{needed:,} units this quote needs are left); use exact matching."
@@ -121,10 +141,11 @@ def _codes(s: str) -> np.ndarray:
         return np.frombuffer(s.encode("latin-1"), dtype=np.uint8)
     except UnicodeEncodeError:
         pass
-    wide = np.frombuffer(s.encode("utf-16-le"), dtype=np.uint16)
-    if len(wide) == len(s):  # no surrogate pairs
+    # surrogatepass: a lone surrogate (possible in a str from JSON) is one code point.
+    wide = np.frombuffer(s.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+    if len(wide) == len(s):  # nothing beyond the BMP
         return wide
-    return np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)
+    return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 class _Haystack:
@@ -181,7 +202,7 @@ class _Haystack:
 
     def encode(self, folded_quote: str) -> bytes | None:
         """The quote in the haystack's code units; None when it cannot occur in them."""
-        codes = np.frombuffer(folded_quote.encode("utf-32-le"), dtype=np.uint32)
+        codes = _codes(folded_quote).astype(np.uint32)
         if codes.max(initial=0) > np.iinfo(self.codes.dtype).max:
             return None
         return codes.astype(self.codes.dtype).tobytes()
@@ -267,7 +288,7 @@ def _gram_slots(codes: np.ndarray, g: int) -> np.ndarray:
 
 def _choose_gram(m: int, k: int) -> tuple[int, int] | None:
     """The longest gram that still leaves a useful q-gram lemma bound, and that bound."""
-    for g in range(8, 1, -1):
+    for g in range(8, 0, -1):
         need = (m - g + 1) - k * g
         if need >= max(4, m // 4):
             return g, need
@@ -365,8 +386,34 @@ def _align_any_alphabet(
     return distance, int(origin[ends[pick]]), int(ends[pick])
 
 
+def _large_alphabet_windows(
+    q_codes: np.ndarray, t_codes: np.ndarray, regions: list[tuple[int, int]], k: int
+) -> list[tuple[int, int, int]]:
+    """Windows of the regions with a lower bound on their best distance, most promising first.
+
+    edlib takes at most 256 symbols, so the quote's characters are folded into
+    255 buckets: characters sharing a bucket compare equal, which can only
+    lower a distance. Every span of at most ``m + k`` characters lies inside
+    one window of twice that length.
+    """
+    alphabet = np.unique(q_codes)
+    buckets = np.arange(len(alphabet)) % 255
+    idx = np.minimum(np.searchsorted(alphabet, t_codes), len(alphabet) - 1)
+    hashed = np.where(alphabet[idx] == t_codes, buckets[idx], 255).astype(np.uint8).tobytes()
+    q_hashed = buckets[np.searchsorted(alphabet, q_codes)].astype(np.uint8).tobytes()
+    span = len(q_codes) + k
+    windows: list[tuple[int, int, int]] = []
+    for lo, hi in regions:
+        for w_lo in range(lo, max(hi - span, lo + 1), span):
+            w_hi = min(w_lo + 2 * span, hi)
+            found = edlib.align(q_hashed, hashed[w_lo:w_hi], mode="HW", task="distance", k=k)
+            if found["editDistance"] >= 0:
+                windows.append((found["editDistance"], w_lo, w_hi))
+    return sorted(windows)
+
+
 def best_fuzzy_span(t_codes: np.ndarray, quote: str, threshold: float) -> tuple[int, int] | None:
-    """The span of the text (as code points) with the fewest edits from ``quote``.
+    """The best-scoring span of the text (as code points) among fewest-edit alignments.
 
     None when no span is within the edits ``threshold`` allows.
     """
@@ -374,21 +421,40 @@ def best_fuzzy_span(t_codes: np.ndarray, quote: str, threshold: float) -> tuple[
     k = max_edits(m, threshold)
     q_codes = _codes(quote)
     alphabet = np.unique(q_codes)
-    small = len(alphabet) < 256
-    q_bytes = _to_bytes(q_codes, alphabet) if small else b""
+    regions = _candidate_regions(t_codes, q_codes, k)
     best: tuple[float, int, int] | None = None
-    for lo, hi in _candidate_regions(t_codes, q_codes, k):
-        region = t_codes[lo:hi]
-        if small:
-            found = _align_small_alphabet(q_bytes, _to_bytes(region, alphabet), k)
-        else:
-            found = _align_any_alphabet(q_codes, region, k)
-        if found is None:
-            continue
-        distance, start, end = found
-        score = 1 - distance / max(m, end - start)
-        if best is None or score > best[0]:
-            best = (score, lo + start, lo + end)
+
+    def consider(found: tuple[int, int, int] | None, offset: int) -> None:
+        nonlocal best
+        if found is not None:
+            distance, start, end = found
+            score = 1 - distance / max(m, end - start)
+            if best is None or score > best[0]:
+                best = (score, offset + start, offset + end)
+
+    if len(alphabet) < 256:
+        q_bytes = _to_bytes(q_codes, alphabet)
+        for lo, hi in regions:
+            consider(_align_small_alphabet(q_bytes, _to_bytes(t_codes[lo:hi], alphabet), k), lo)
+    else:
+        # Exact alignment (numpy) only where the bucketed lower bound leaves
+        # hope: with d edits no span scores above 1 - d / (m + d).
+        hopeful = [
+            (bound, lo, hi)
+            for bound, lo, hi in _large_alphabet_windows(q_codes, t_codes, regions, k)
+            if 1 - bound / (m + bound) >= threshold
+        ]
+        cells = 0
+        for bound, lo, hi in hopeful:
+            if best is not None and 1 - bound / (m + bound) < best[0]:
+                break
+            cells += m * (hi - lo)
+            if cells > MAX_WIDE_ALPHABET_CELLS:
+                needed = m * sum(hi - lo for _, lo, hi in hopeful)
+                raise MatchTooCostly(
+                    needed=needed, budget=MAX_WIDE_ALPHABET_CELLS, wide_alphabet=True
+                )
+            consider(_align_any_alphabet(q_codes, t_codes[lo:hi], k), lo)
     return None if best is None else (best[1], best[2])
 
 
@@ -421,8 +487,13 @@ def match_quote(
     if mode == "exact" or threshold >= 1:
         return MatchResult("none", None, None, None, None, 0, 0)
     needed = fuzzy_work(text, quote)
-    (budget if budget is not None else WorkBudget(FUZZY_WORK_PER_CALL)).spend(needed)
-    span = best_fuzzy_span(hay.codes, needle, threshold)
+    budget = budget if budget is not None else WorkBudget(FUZZY_WORK_PER_CALL)
+    budget.spend(needed)
+    try:
+        span = best_fuzzy_span(hay.codes, needle, threshold)
+    except MatchTooCostly:
+        budget.spent -= needed  # refused, so not spent
+        raise
     if span is None:
         return MatchResult("none", None, None, None, None, 0, needed)
     start, end = hay.to_original(*span)

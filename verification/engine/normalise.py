@@ -5,7 +5,8 @@ The steps, in this order (each keeps a position map, and the maps compose):
 1. Invisible characters are dropped: zero-width space/joiners, soft hyphen,
    byte-order mark, bidirectional marks, embeddings and isolates, word joiner
    and invisible operators, variation selectors, tag characters, Hangul
-   fillers and C0/C1 control characters that are not whitespace. This runs
+   fillers, lone surrogates and C0/C1 control characters that are not
+   whitespace. This runs
    before NFKC so that a dropped character can never leave an uncomposed
    base + mark pair behind (which would make the result not idempotent).
 2. Unicode NFKC, then curly single quotes (and the modifier apostrophe) become
@@ -35,6 +36,7 @@ _INVISIBLE_RANGES = [
     (0x7F, 0x84),
     (0x86, 0x9F),
     (0xAD, 0xAD),
+    (0xD800, 0xDFFF),  # lone surrogates (a str from JSON may hold them): not text
     (0x34F, 0x34F),
     (0x61C, 0x61C),
     (0x115F, 0x1160),

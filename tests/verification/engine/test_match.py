@@ -174,6 +174,21 @@ def test_fuzzy_handles_quotes_with_more_than_255_distinct_characters() -> None:
     assert result.score == round(1 - 2 / 400, 3)
 
 
+def test_wide_alphabet_quote_at_the_lowest_threshold_is_found_or_refused_unspent() -> None:
+    rng = random.Random(8)
+    alphabet = [chr(0x4E00 + i) for i in range(3000)]
+    text = "".join(rng.choice(alphabet) for _ in range(80_000))
+    present = text[40_000:41_000]
+    found = match_quote(text, present[:500] + "字" + present[501:], threshold=0.5)
+    assert (found.match, found.start, found.end) == ("fuzzy", 40_000, 41_000)
+    absent = "".join(rng.choice(alphabet) for _ in range(1_000))
+    budget = WorkBudget(FUZZY_WORK_PER_CALL)
+    with pytest.raises(MatchTooCostly) as caught:
+        match_quote(text, absent, threshold=0.5, budget=budget)
+    assert "distinct characters" in str(caught.value)
+    assert budget.remaining == FUZZY_WORK_PER_CALL
+
+
 def test_fuzzy_absent_quote_on_a_long_page_is_none() -> None:
     text = _words_text(40_000, seed=3)
     quote = _words_text(150, seed=4)[:900]

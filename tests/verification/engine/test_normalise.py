@@ -28,6 +28,7 @@ from verification.engine.normalise import normalise
         ("\u200eleft\u200fright\u202aembed\u202e\u2066iso\u2069", "leftrightembediso"),
         ("word\u2060joiner", "wordjoiner"),
         ("emoji\ufe0f", "emoji"),
+        ("lone\ud800surrogate", "lonesurrogate"),
         ("tab\there", "tab here"),
         ("lines\n\n\r\nhere", "lines here"),
         ("nbsp\u00a0\u00a0here", "nbsp here"),
