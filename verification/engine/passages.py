@@ -372,7 +372,7 @@ class _Candidate:
     last: int
     start: int
     end: int
-    keys: frozenset[str]
+    words: int  # bit i set: the passage holds the claim's i-th word
     score: float
 
 
@@ -419,9 +419,8 @@ def find_passages(text: str, claim: str) -> PassagesResult:
             continue
         words = words_in.get(first, 0) | words_in.get(last, 0)
         pairs = pairs_in.get(first, 0) | pairs_in.get(last, 0)
-        held = frozenset(k for k in wanted.keys if words & bit[k])
         candidates.append(
-            _Candidate(first, last, units[first][0], units[last][1], held, score(words, pairs))
+            _Candidate(first, last, units[first][0], units[last][1], words, score(words, pairs))
         )
     candidates.sort(key=lambda c: (-c.score, c.end - c.start, c.start))
     taken: list[_Candidate] = []
@@ -467,6 +466,8 @@ def _passage(text: str, c: _Candidate, claim: _Claim) -> Passage:
         flags.append("negation_mismatch")
     if claim.numbers - numbers and numbers - claim.numbers:
         flags.append("number_mismatch")
-    missing = [claim.spelling[key] for key in claim.keys if key not in c.keys][:MAX_MISSING]
+    missing = [claim.spelling[key] for i, key in enumerate(claim.keys) if not c.words >> i & 1][
+        :MAX_MISSING
+    ]
     shown = body if len(body) <= TEXT_CAP else body[: TEXT_CAP - 3] + "..."
     return Passage(c.start, c.end, round(c.score, 3), shown, missing, flags)
