@@ -260,6 +260,7 @@ page_text = st.text(
 ).map(lambda raw: normalise(raw).text)
 
 
+@settings(deadline=None)
 @given(page_text, st.data(), st.booleans())
 def test_exact_finds_any_substring_at_offsets_inside_the_text(text, data, case_sensitive) -> None:
     assume(text)
@@ -277,6 +278,7 @@ def test_exact_finds_any_substring_at_offsets_inside_the_text(text, data, case_s
     assert result.occurrences >= 1
 
 
+@settings(deadline=None)
 @given(page_text, page_text)
 def test_offsets_never_fall_outside_the_text(text, quote) -> None:
     assume(quote)

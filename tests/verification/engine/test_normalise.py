@@ -6,7 +6,7 @@ import hashlib
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verification.engine.normalise import normalise
@@ -73,12 +73,14 @@ messy_text = st.text(
 )
 
 
+@settings(deadline=None)
 @given(messy_text)
 def test_normalise_is_idempotent(raw: str) -> None:
     once = normalise(raw).text
     assert normalise(once).text == once
 
 
+@settings(deadline=None)
 @given(messy_text)
 def test_position_map_is_monotonic_and_inside_the_input(raw: str) -> None:
     result = normalise(raw)
@@ -92,6 +94,7 @@ def test_position_map_is_monotonic_and_inside_the_input(raw: str) -> None:
             assert ch in unicodedata.normalize("NFKC", raw[positions[i]])
 
 
+@settings(deadline=None)
 @given(messy_text)
 def test_normalised_text_has_no_untidy_whitespace(raw: str) -> None:
     text = normalise(raw).text

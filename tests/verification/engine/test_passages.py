@@ -6,7 +6,7 @@ import math
 from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verification.engine.normalise import normalise
@@ -294,6 +294,7 @@ vocabulary = [
 separators = [" ", ", ", ". ", "-", "'", "(", ")", "", "5", "x"]
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from(vocabulary), st.sampled_from(separators)), max_size=40),
     st.lists(st.sampled_from(vocabulary), min_size=1, max_size=6),
