@@ -68,6 +68,11 @@ class MatchTooCostly(Exception):
         # True when the quote alone would fit a full budget: what ran out is
         # the share left by earlier matches of the same batch.
         self.exhausted = exhausted
+        # For error details: "budget_exceeded", "budget_used_up" or "wide_alphabet"
+        # (then needed and budget count alignment cells, not work units).
+        self.reason = "budget_used_up" if exhausted else "budget_exceeded"
+        if wide_alphabet:
+            self.reason = "wide_alphabet"
         if wide_alphabet:
             message = (
                 "This quote has more than 255 distinct characters and too little of the page can "

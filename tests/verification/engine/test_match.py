@@ -186,6 +186,7 @@ def test_wide_alphabet_quote_at_the_lowest_threshold_is_found_or_refused_unspent
     with pytest.raises(MatchTooCostly) as caught:
         match_quote(text, absent, threshold=0.5, budget=budget)
     assert "distinct characters" in str(caught.value)
+    assert caught.value.reason == "wide_alphabet"
     assert budget.remaining == FUZZY_WORK_PER_CALL
 
 
@@ -226,6 +227,7 @@ def test_a_too_costly_fuzzy_match_raises_match_too_costly_without_spending() -> 
     assert error.needed == len(SAMPLE_PAGE) * 26
     assert error.budget == 100
     assert not error.exhausted
+    assert error.reason == "budget_exceeded"
     assert budget.remaining == 100
 
 
@@ -241,6 +243,7 @@ def test_shared_budget_runs_out_in_order_and_exact_still_matches() -> None:
     with pytest.raises(MatchTooCostly) as caught:
         match_quote(SAMPLE_PAGE, quote, budget=budget)
     assert caught.value.exhausted
+    assert caught.value.reason == "budget_used_up"
     assert "used up" in str(caught.value)
     exact = match_quote(SAMPLE_PAGE, "emissions fell 12 % in 2025", budget=budget)
     assert (exact.match, exact.work) == ("exact", 0)
