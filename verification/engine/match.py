@@ -319,15 +319,16 @@ def _candidate_regions(t_codes: np.ndarray, q_codes: np.ndarray, k: int) -> list
     grams = n - g + 1
     found: list[np.ndarray] = []
     # Blocks that stay in cache, each with a window's overlap. Counts are
-    # differences of a running sum, exact in uint16 arithmetic (a window
-    # holds fewer than 65,536 grams) though the running sum wraps.
+    # differences of a running sum, exact in unsigned arithmetic as long as a
+    # window holds fewer grams than the type counts, though the sum wraps.
+    count_type = np.uint16 if window < 2**16 else np.uint32
     for lo in range(0, grams, _BLOCK):
         hi = min(lo + _BLOCK, grams)
         reach = min(hi + window - 1, grams)
         hits = np.take(table, _gram_slots(t_codes[lo : reach + g - 1], g))
-        totals = np.zeros(len(hits) + 1, dtype=np.uint16)
-        np.cumsum(hits, dtype=np.uint16, out=totals[1:])
-        counts = np.empty(hi - lo, dtype=np.uint16)
+        totals = np.zeros(len(hits) + 1, dtype=count_type)
+        np.cumsum(hits, dtype=count_type, out=totals[1:])
+        counts = np.empty(hi - lo, dtype=count_type)
         full = max(min(hi - lo, len(hits) - window + 1), 0)  # starts whose window fits
         np.subtract(totals[window : window + full], totals[:full], out=counts[:full])
         counts[full:] = totals[-1] - totals[full : hi - lo]
