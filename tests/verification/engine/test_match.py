@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
+from tests.verification.engine.demo import DEMO_PAGE
 from verification.engine.match import (
     FUZZY_WORK_PER_CALL,
     MatchTooCostly,
@@ -114,6 +115,12 @@ def test_fuzzy_scores_the_seed_sample_as_published() -> None:
     assert SAMPLE_PAGE[result.start : result.end] == "emissions fell 12 % in 2025"
     assert result.score == 0.963
     assert result.occurrences == 1
+
+
+def test_fuzzy_on_the_demo_page_gives_the_published_offsets() -> None:
+    result = match_quote(DEMO_PAGE, "emissions fell 12% in 2025")
+    assert (result.match, result.score, result.start, result.end) == ("fuzzy", 0.963, 211, 238)
+    assert "the agency said that emissions fell 12 % in 2025, after two years" in result.context
 
 
 def test_fuzzy_reports_an_exact_hit_as_exact_with_score_one() -> None:

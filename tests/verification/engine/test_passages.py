@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.verification.engine.demo import DEMO_PAGE
 from verification.engine.normalise import normalise
 from verification.engine.passages import (
     SCORER,
@@ -20,18 +21,6 @@ from verification.engine.passages import (
     split_units,
 )
 
-DEMO_UNITS = [
-    "Regional climate report 2025 This is a demo page served by AttestPage so that agents "
-    "can try every route for free.",
-    "It is not a real report and its numbers are made up.",
-    "In its annual summary the agency said that emissions fell 12 % in 2025, after two years "
-    "of slow growth.",
-    "Forest cover grew in the north while rainfall stayed close to the long-term average.",
-    "The agency also noted that the share of renewable power rose to 41 percent, and that the "
-    "next report will cover water use and air quality across the region.",
-    "Questions about this page go to the editors.",
-]
-DEMO_PAGE = " ".join(DEMO_UNITS)
 DEMO_CLAIM = "The agency reported a 12 percent drop in emissions during 2025"
 
 
