@@ -62,7 +62,7 @@ class CredentialAuthentication(authentication.BaseAuthentication):
         if scheme.lower() != self.keyword.lower() or not token.strip():
             return None
         token = token.strip()
-        parts = token.split("_")
+        parts = token.split("_", 2)
         if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
             raise exceptions.AuthenticationFailed()
         credential = (

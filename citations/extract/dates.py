@@ -136,7 +136,7 @@ def _resolve(kind: str, match: re.Match[str], now: datetime) -> tuple[datetime, 
     if unit == "week":
         return _start_of(now - timedelta(weeks=count), "week"), "week"
     if unit == "month":
-        return _minus_months(now, count), "month"
+        return _minus_months(_start_of(now, "day"), count), "month"
     return _start_of(now, "year").replace(year=now.year - count), "year"
 
 

@@ -205,11 +205,11 @@ _HEDGE_RE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r")\b
 _NEGATION_RE = re.compile(
     r"(?:\b(?:not|never|no longer|no|nor|neither|nobody|nothing)\b|n['\u2019]t)", re.IGNORECASE
 )
-# Sentences end at . ! ? or a line break; clauses split further at ";" and at
+# Sentences end at . ! ? or a line break; clauses split further at ";", ": " and at
 # ", and I" / " and I" / ", but my" so each first-person statement stands alone.
 _SENTENCE_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|(?=\n)|$)")
 _CLAUSE_SPLIT_RE = re.compile(
-    r"\s*;\s*|,?\s+(?:and|but|plus|also)\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE
+    r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also)\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE
 )
 _ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
@@ -247,7 +247,11 @@ def _clauses(text: str) -> list[tuple[int, int, str]]:
         pieces.append((cursor, len(core)))
         for piece_start, piece_end in pieces:
             piece = core[piece_start:piece_end]
-            lead = len(piece) - len(piece.lstrip())
+            # A clause starts at its first letter or digit: emoji, bullets and
+            # spaces before it are not part of any quote.
+            lead = 0
+            while lead < len(piece) and not piece[lead].isalnum():
+                lead += 1
             trail = len(piece.rstrip())
             if trail > lead:
                 spans.append((start + piece_start + lead, start + piece_start + trail, terminal))
