@@ -31,7 +31,9 @@ class Ledger:
         return self.client.post("/v1/observations", body, format="json")
 
     def resolve(self, fact_id, **extra):
-        return self.client.post("/v1/citations/resolve", {"id": str(fact_id), **extra}, format="json")
+        return self.client.post(
+            "/v1/citations/resolve", {"id": str(fact_id), **extra}, format="json"
+        )
 
     def recall(self, subject: str, **extra):
         return self.client.post("/v1/recall", {"subject": subject, **extra}, format="json")

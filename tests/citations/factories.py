@@ -117,7 +117,9 @@ class EvidenceFactory(factory.django.DjangoModelFactory):
     byte_start = 0
     byte_end = factory.LazyAttribute(lambda o: len(o.observation.content))
     quote_sha256 = factory.LazyAttribute(
-        lambda o: hashlib.sha256(bytes(o.observation.content)[o.byte_start : o.byte_end]).hexdigest()
+        lambda o: hashlib.sha256(
+            bytes(o.observation.content)[o.byte_start : o.byte_end]
+        ).hexdigest()
     )
     extractor_version = EXTRACTOR_VERSION
     created_at = datetime(2026, 3, 4, 10, 12, tzinfo=UTC)

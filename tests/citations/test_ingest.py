@@ -98,7 +98,9 @@ def test_assistant_messages_are_stored_but_not_mined_for_facts(ledger):
 
 
 def test_a_later_move_supersedes_with_both_links_and_closes_validity(ledger):
-    [dublin] = created(ledger.ingest("u", ("m1", "I moved to Dublin in March.", "2026-03-04T10:00:00Z")))
+    [dublin] = created(
+        ledger.ingest("u", ("m1", "I moved to Dublin in March.", "2026-03-04T10:00:00Z"))
+    )
     response = ledger.ingest("u", ("m2", "I moved to Cork in June.", "2026-06-10T09:00:00Z"))
     [cork] = created(response)
     changes = {f["id"]: f["change"] for f in response.json()["facts"]}
@@ -137,7 +139,9 @@ def test_supersession_is_by_structure_not_text(ledger):
 
 
 def test_a_message_dated_before_the_current_fact_does_not_close_it(ledger):
-    [dublin] = created(ledger.ingest("u", ("m2", "I moved to Dublin in March.", "2026-03-04T10:00:00Z")))
+    [dublin] = created(
+        ledger.ingest("u", ("m2", "I moved to Dublin in March.", "2026-03-04T10:00:00Z"))
+    )
     # Arrives later, but was said in January about December.
     response = ledger.ingest("u", ("m1", "I moved to Cork in December.", "2026-01-10T10:00:00Z"))
     [cork] = created(response)
@@ -154,9 +158,15 @@ def test_a_message_dated_before_the_current_fact_does_not_close_it(ledger):
 
 
 def test_a_late_message_between_two_facts_is_slotted_in_between(ledger):
-    [london] = created(ledger.ingest("u", ("a", "I moved to London in 2020.", "2025-01-10T10:00:00Z")))
-    [dublin] = created(ledger.ingest("u", ("c", "I moved to Dublin in March.", "2026-03-04T10:00:00Z")))
-    [cork] = created(ledger.ingest("u", ("b", "I moved to Cork in June 2025.", "2025-07-01T10:00:00Z")))
+    [london] = created(
+        ledger.ingest("u", ("a", "I moved to London in 2020.", "2025-01-10T10:00:00Z"))
+    )
+    [dublin] = created(
+        ledger.ingest("u", ("c", "I moved to Dublin in March.", "2026-03-04T10:00:00Z"))
+    )
+    [cork] = created(
+        ledger.ingest("u", ("b", "I moved to Cork in June 2025.", "2025-07-01T10:00:00Z"))
+    )
     london_now = ledger.resolve(london["id"]).json()
     cork_now = ledger.resolve(cork["id"]).json()
     assert london_now["superseded_by"] == cork["id"]
@@ -189,12 +199,31 @@ def test_arrival_order_does_not_change_the_outcome(ledger, other_ledger):
     [
         ({"messages": []}, "subject"),
         ({"subject": "u", "messages": []}, "messages"),
-        ({"subject": "u", "messages": [{"id": "m", "role": "robot", "text": "x",
-                                        "occurred_at": "2026-03-04T10:00:00Z"}]}, "messages[0].role"),
-        ({"subject": "u", "messages": [{"id": "m", "role": "user", "text": "x",
-                                        "occurred_at": "2999-01-01T00:00:00Z"}]}, "messages[0].occurred_at"),
-        ({"subject": "u", "messages": [{"id": "m", "role": "user", "text": "x", "occurred_at": "soon"}]},
-         "messages[0].occurred_at"),
+        (
+            {
+                "subject": "u",
+                "messages": [
+                    {"id": "m", "role": "robot", "text": "x", "occurred_at": "2026-03-04T10:00:00Z"}
+                ],
+            },
+            "messages[0].role",
+        ),
+        (
+            {
+                "subject": "u",
+                "messages": [
+                    {"id": "m", "role": "user", "text": "x", "occurred_at": "2999-01-01T00:00:00Z"}
+                ],
+            },
+            "messages[0].occurred_at",
+        ),
+        (
+            {
+                "subject": "u",
+                "messages": [{"id": "m", "role": "user", "text": "x", "occurred_at": "soon"}],
+            },
+            "messages[0].occurred_at",
+        ),
     ],
 )
 def test_malformed_ingest_is_refused_with_the_field(ledger, body, field):

@@ -70,9 +70,13 @@ def test_as_seen_at_hides_only_ends_recorded_later(known, moment):
 def test_status_follows_the_seed_table(valid, known, retracted, reinterpreted):
     if known.end is None and (retracted or reinterpreted):
         with pytest.raises(ValueError):
-            derive_status(valid=valid, known=known, retracted=retracted, reinterpreted=reinterpreted)
+            derive_status(
+                valid=valid, known=known, retracted=retracted, reinterpreted=reinterpreted
+            )
         return
-    status = derive_status(valid=valid, known=known, retracted=retracted, reinterpreted=reinterpreted)
+    status = derive_status(
+        valid=valid, known=known, retracted=retracted, reinterpreted=reinterpreted
+    )
     if known.end is None:
         assert status == ("current" if valid.end is None else "validity_closed")
     elif retracted:
@@ -88,7 +92,10 @@ def test_status_as_of_a_time_before_the_close_is_still_believed(valid, known, mo
     if not known.contains(moment):
         return
     status = status_as_of(
-        valid=valid, known=known, retracted=known.end is not None, reinterpreted=False,
+        valid=valid,
+        known=known,
+        retracted=known.end is not None,
+        reinterpreted=False,
         known_at=moment,
     )
     if known.end is not None and moment < known.end:
