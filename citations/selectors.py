@@ -256,21 +256,21 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
     fact_id = _parse_id(payload.get("id"))
     limit = _parse_limit(payload.get("limit"))
     after = _parse_after(payload.get("after"), fact_id)
-    fact = (
-        Fact.objects.for_project(project)
-        .select_related("subject")
-        .filter(pk=fact_id, erased_at__isnull=True, subject__erased_at__isnull=True)
-        .first()
-    )
-    if fact is None:
-        raise NotFound("No fact with this ID exists in this project.")
+    # The latest version carries the fact: one query for both.
     version = (
         FactVersion.objects.for_project(project)
-        .select_related("fact", "retraction")
-        .filter(fact=fact)
+        .select_related("fact", "fact__subject", "retraction")
+        .filter(
+            fact_id=fact_id,
+            fact__erased_at__isnull=True,
+            fact__subject__erased_at__isnull=True,
+        )
         .order_by("-seq")
         .first()
     )
+    if version is None:
+        raise NotFound("No fact with this ID exists in this project.")
+    fact = version.fact
     rows = list(
         Evidence.objects.for_project(project)
         .filter(fact=fact, pk__gt=after, observation__erased_at__isnull=True)

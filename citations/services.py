@@ -408,33 +408,31 @@ def close_validity(
     """Record that ``version``'s fact stopped being true at ``at``, superseded by ``by_fact``.
 
     Known time is append-only: the believed version's known interval closes at ``now``
-    and a new version carries the closed validity. A version first believed in this
-    same transaction was never visible, so it is corrected in place instead.
+    and a new version carries the closed validity. The database refuses any other change
+    to a stored version (migration 0003), so even a version first believed in this same
+    transaction is closed, not corrected: its known interval is then empty.
     """
     valid = _valid(version).closed_at(max(at, version.valid_from))
-    if version.known_from == now:
-        successor_version = version
-    else:
-        version.known_until = now
-        version.status = derive_status(
-            valid=_valid(version),
-            known=Interval(version.known_from, now),
-            retracted=False,
-            reinterpreted=False,
-        )
-        version.save(update_fields=["known_until", "status"])
-        successor_version = FactVersion(
-            fact=version.fact,
-            seq=version.seq + 1,
-            project=version.project,
-            subject=version.subject,
-            predicate=version.predicate,
-            functional=version.functional,
-            valid_from=version.valid_from,
-            valid_from_inclusive=version.valid_from_inclusive,
-            valid_precision=version.valid_precision,
-            known_from=now,
-        )
+    version.known_until = now
+    version.status = derive_status(
+        valid=_valid(version),
+        known=Interval(version.known_from, now),
+        retracted=False,
+        reinterpreted=False,
+    )
+    version.save(update_fields=["known_until", "status"])
+    successor_version = FactVersion(
+        fact=version.fact,
+        seq=version.seq + 1,
+        project=version.project,
+        subject=version.subject,
+        predicate=version.predicate,
+        functional=version.functional,
+        valid_from=version.valid_from,
+        valid_from_inclusive=version.valid_from_inclusive,
+        valid_precision=version.valid_precision,
+        known_from=now,
+    )
     successor_version.valid_until = valid.end
     successor_version.valid_until_inclusive = valid.end_inclusive
     successor_version.superseded_by = by_fact

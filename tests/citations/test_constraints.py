@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 
 from citations.models import FactVersion
 from tests.citations.factories import FactFactory, FactVersionFactory, SubjectFactory
@@ -109,3 +109,16 @@ def test_supersession_links_come_together_and_close_validity():
 def test_only_one_believed_version_per_fact():
     version = FactVersionFactory(valid_from=MARCH)
     refused(fact=version.fact, seq=2, valid_from=MARCH, fact__value="x")
+
+
+def test_a_stored_version_only_ever_has_its_known_interval_closed():
+    version = FactVersionFactory(valid_from=MARCH)
+    rows = FactVersion.objects.filter(pk=version.pk)
+    with pytest.raises(DatabaseError), transaction.atomic():
+        rows.update(valid_from=JUNE)
+    with pytest.raises(DatabaseError), transaction.atomic():
+        rows.update(valid_until=JUNE, status="validity_closed")
+    rows.update(known_until=JUNE, status="knowledge_closed")
+    # Once closed, a version is frozen whole.
+    with pytest.raises(DatabaseError), transaction.atomic():
+        rows.update(known_until=SEPTEMBER)
