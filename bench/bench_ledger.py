@@ -25,6 +25,8 @@ CITIES = ["Dublin", "Cork", "Galway", "Lisbon", "Oslo", "Kraków", "Zürich", "�
 def _setup_django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # Latency, not the per-credential budget, is under test.
+    os.environ.setdefault("ATTEST_LEDGER_RATE", "100000000/m")
     import django
 
     django.setup()

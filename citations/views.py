@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django_ratelimit.core import is_ratelimited
+from django_ratelimit.exceptions import Ratelimited
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -25,12 +28,29 @@ def _error(description: str) -> OpenApiResponse:
 AUTH_ERRORS = {
     401: _error("`unauthenticated`: no credential, or an unknown or revoked one."),
     403: _error("`project_suspended`: the credential's project is suspended."),
+    429: _error("`rate_limited`: too many requests for this credential; see Retry-After."),
 }
+
+
+def _credential_key(group: str, request) -> str:
+    return request.user.credential.prefix
 
 
 class LedgerView(APIView):
     authentication_classes = [CredentialAuthentication]
     permission_classes = [HasProjectCredential]
+
+    def check_permissions(self, request: Request) -> None:
+        super().check_permissions(request)
+        # Counted per credential in the shared cache, so every worker sees one budget.
+        if is_ratelimited(
+            request,
+            group="citations.ledger",
+            key=_credential_key,
+            rate=settings.ATTEST_LEDGER_RATE,
+            increment=True,
+        ):
+            raise Ratelimited()
 
     def actor(self, request: Request) -> tuple:
         return request.user.project, request.user.actor, getattr(request, "request_id", "")

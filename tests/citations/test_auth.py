@@ -86,3 +86,25 @@ def test_create_credential_for_an_unknown_project_fails_loudly():
 
     with pytest.raises(CommandError):
         call_command("create_credential", "nope", stdout=io.StringIO())
+
+
+def test_each_credential_has_a_request_budget(ledger, settings):
+    settings.ATTEST_LEDGER_RATE = "2/h"
+    assert ledger.recall("u").status_code == 200
+    assert ledger.recall("u").status_code == 200
+    refused = ledger.recall("u")
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert int(refused["Retry-After"]) > 0
+
+
+@pytest.mark.parametrize("value", ["fast", "0/m", "10/week", "10"])
+def test_a_malformed_ledger_rate_stops_start_up(value, monkeypatch):
+    import environ
+    from django.core.exceptions import ImproperlyConfigured
+
+    from attest.config import request_rate
+
+    monkeypatch.setenv("ATTEST_LEDGER_RATE", value)
+    with pytest.raises(ImproperlyConfigured):
+        request_rate(environ.Env(), "ATTEST_LEDGER_RATE", default="1200/m")
