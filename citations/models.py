@@ -302,6 +302,10 @@ class Evidence(models.Model):
     quote_sha256 = models.CharField(max_length=64)
     extractor_version = models.CharField(max_length=64)
     authored_by = models.CharField(max_length=200, blank=True)
+    # When this source says the fact began: a late message between two restatements
+    # of one value splits the fact at the sources, so arrival order never matters.
+    asserted_from = models.DateTimeField(null=True, blank=True)
+    asserted_precision = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField()
 
     objects = ProjectScopedQuerySet.as_manager()

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from attest.errors import AttestError
@@ -216,13 +217,34 @@ def _store_observation(
 ) -> tuple[Observation, bool]:
     content = message.text.encode("utf-8")
     digest = hashlib.sha256(content).hexdigest()
-    existing = Observation.objects.for_project(project).filter(message_id=message.message_id)
-    existing = existing.first()
+    stored = Observation.objects.for_project(project).filter(message_id=message.message_id)
+    existing = stored.first()
     if existing is not None:
         if existing.content_sha256 != digest or existing.subject_id != subject.pk:
             raise MessageConflict(details={"message_id": message.message_id})
         return existing, False
-    observation = Observation.objects.create(
+    try:
+        with transaction.atomic():
+            return _create_observation(project, subject, message, index, now, content, digest), True
+    except IntegrityError:
+        # Another request stored this message ID first (under another subject, since
+        # the subject lock serialises the same one): the same rule as a replay applies.
+        existing = Observation.objects.for_project(project).get(message_id=message.message_id)
+        if existing.content_sha256 != digest or existing.subject_id != subject.pk:
+            raise MessageConflict(details={"message_id": message.message_id}) from None
+        return existing, False
+
+
+def _create_observation(
+    project: Project,
+    subject: Subject,
+    message: MessageIn,
+    index: int,
+    now: datetime,
+    content: bytes,
+    digest: str,
+) -> Observation:
+    return Observation.objects.create(
         project=project,
         subject=subject,
         message_id=message.message_id,
@@ -234,7 +256,6 @@ def _store_observation(
         session=message.session,
         ordinal=index if message.ordinal is None else message.ordinal,
     )
-    return observation, True
 
 
 def _believed(project: Project, subject: Subject, predicate: str):
@@ -268,21 +289,74 @@ def _add_evidence(
             "project": project,
             "quote_sha256": hashlib.sha256(quote).hexdigest(),
             "extractor_version": EXTRACTOR_VERSION,
+            "asserted_from": extraction.valid_from,
+            "asserted_precision": extraction.valid_precision,
             "created_at": now,
         },
     )
     return created
 
 
-def _first_source(fact: Fact) -> Observation:
-    evidence = (
+def _sources_in_time_order(fact: Fact):
+    return (
         Evidence.objects.for_project(fact.project)
         .filter(fact=fact)
         .select_related("observation")
-        .order_by("observation__occurred_at", "id")
-        .first()
+        .order_by(F("asserted_from").asc(nulls_first=True), "observation__occurred_at", "id")
     )
-    return evidence.observation
+
+
+def _first_source(fact: Fact) -> Observation:
+    """The message that first stated the fact: it is what supersedes a predecessor."""
+    return _sources_in_time_order(fact).first().observation
+
+
+def _split_off(
+    version: FactVersion, sources: list[Evidence], generation: Generation, now: datetime
+) -> FactVersion:
+    """Give ``sources`` (restating ``version``'s value from a later start) a fact of their own.
+
+    Called while ``version`` is closed at an earlier point by a new value: the value
+    held again from the first of these sources until where ``version`` used to end.
+    """
+    first = sources[0]
+    quote = bytes(first.observation.content)[first.byte_start : first.byte_end]
+    fact = Fact.objects.create(
+        project=version.project,
+        subject=version.subject,
+        predicate=version.predicate,
+        functional=True,
+        value=version.fact.value,
+        value_key=version.fact.value_key,
+        statement=quote.decode("utf-8") + ".",
+        source_role=first.observation.role,
+        generation=generation,
+        created_at=now,
+    )
+    rest = FactVersion(
+        fact=fact,
+        seq=1,
+        project=version.project,
+        subject=version.subject,
+        predicate=version.predicate,
+        functional=True,
+        valid_from=first.asserted_from,
+        valid_until=version.valid_until,
+        valid_until_inclusive=version.valid_until_inclusive,
+        valid_precision=first.asserted_precision or "instant",
+        superseded_by=version.superseded_by,
+        supersession_source_observation=version.supersession_source_observation,
+        known_from=now,
+    )
+    rest.status = derive_status(
+        valid=_valid(rest), known=Interval(now), retracted=False, reinterpreted=False
+    )
+    rest.save()
+    # The sources now support the new fact; the closed one keeps the sources before the cut.
+    Evidence.objects.for_project(version.project).filter(pk__in=[e.pk for e in sources]).update(
+        fact=fact
+    )
+    return rest
 
 
 def _apply_extraction(
@@ -311,9 +385,6 @@ def _apply_extraction(
         # The same claim again, within its validity: more evidence, not a second fact.
         _add_evidence(project, containing.fact, observation, extraction, now)
         return [(containing.fact, "evidence_added")]
-    if containing is None and successor and successor.fact.value_key == extraction.value_key:
-        _add_evidence(project, successor.fact, observation, extraction, now)
-        return [(successor.fact, "evidence_added")]
     if (
         containing is not None
         and containing.valid_from == start
@@ -321,6 +392,25 @@ def _apply_extraction(
     ):
         # Both begin at the same moment and the stored one was said later: it wins.
         successor, containing = containing, None
+    restated_later = []
+    if containing is not None:
+        restated_later = [
+            e
+            for e in _sources_in_time_order(containing.fact)
+            if e.asserted_from is not None and e.asserted_from > start
+        ]
+    if not restated_later and successor and successor.fact.value_key == extraction.value_key:
+        # The next fact already has this value: it began earlier than known (a late
+        # message), so it now starts here, closing whatever held before.
+        changes = []
+        if containing is not None:
+            close_validity(
+                version=containing, at=start, by_fact=successor.fact, source=observation, now=now
+            )
+            changes.append((containing.fact, "validity_closed"))
+        _revise(successor, now=now, valid_from=start, valid_precision=extraction.valid_precision)
+        _add_evidence(project, successor.fact, observation, extraction, now)
+        return [(successor.fact, "evidence_added"), *changes]
 
     changes: list[tuple[Fact, str]] = []
     fact = Fact(
@@ -340,6 +430,11 @@ def _apply_extraction(
         fact.save()
         close_validity(version=containing, at=start, by_fact=fact, source=observation, now=now)
         changes.append((containing.fact, "validity_closed"))
+        if restated_later:
+            # The old value was stated again after the new one began (those messages
+            # arrived first): it holds again from then, as a fact of its own.
+            successor = _split_off(containing, restated_later, generation, now)
+            changes.append((successor.fact, "created"))
     closed_by = None
     if successor is not None:
         # Arrived out of order: a later-starting fact already exists and ends this one.
@@ -405,14 +500,26 @@ def _create_fact(
 def close_validity(
     *, version: FactVersion, at: datetime, by_fact: Fact, source: Observation, now: datetime
 ) -> FactVersion:
-    """Record that ``version``'s fact stopped being true at ``at``, superseded by ``by_fact``.
+    """Record that ``version``'s fact stopped being true at ``at``, superseded by ``by_fact``."""
+    valid = _valid(version).closed_at(max(at, version.valid_from))
+    return _revise(
+        version,
+        now=now,
+        valid_until=valid.end,
+        valid_until_inclusive=valid.end_inclusive,
+        superseded_by=by_fact,
+        supersession_source_observation=source,
+    )
+
+
+def _revise(version: FactVersion, *, now: datetime, **changes) -> FactVersion:
+    """Believe something new about a fact from ``now`` on, keeping what was believed before.
 
     Known time is append-only: the believed version's known interval closes at ``now``
-    and a new version carries the closed validity. The database refuses any other change
-    to a stored version (migration 0003), so even a version first believed in this same
+    and a new version carries the change. The database refuses any other update of a
+    stored version (migration 0003), so even a version first believed in this same
     transaction is closed, not corrected: its known interval is then empty.
     """
-    valid = _valid(version).closed_at(max(at, version.valid_from))
     version.known_until = now
     version.status = derive_status(
         valid=_valid(version),
@@ -421,7 +528,7 @@ def close_validity(
         reinterpreted=False,
     )
     version.save(update_fields=["known_until", "status"])
-    successor_version = FactVersion(
+    revised = FactVersion(
         fact=version.fact,
         seq=version.seq + 1,
         project=version.project,
@@ -429,19 +536,21 @@ def close_validity(
         predicate=version.predicate,
         functional=version.functional,
         valid_from=version.valid_from,
+        valid_until=version.valid_until,
         valid_from_inclusive=version.valid_from_inclusive,
+        valid_until_inclusive=version.valid_until_inclusive,
         valid_precision=version.valid_precision,
+        superseded_by=version.superseded_by,
+        supersession_source_observation=version.supersession_source_observation,
         known_from=now,
     )
-    successor_version.valid_until = valid.end
-    successor_version.valid_until_inclusive = valid.end_inclusive
-    successor_version.superseded_by = by_fact
-    successor_version.supersession_source_observation = source
-    successor_version.status = derive_status(
-        valid=valid, known=Interval(now), retracted=False, reinterpreted=False
+    for name, value in changes.items():
+        setattr(revised, name, value)
+    revised.status = derive_status(
+        valid=_valid(revised), known=Interval(now), retracted=False, reinterpreted=False
     )
-    successor_version.save()
-    return successor_version
+    revised.save()
+    return revised
 
 
 # --- reads that are audited --------------------------------------------------

@@ -33,7 +33,7 @@ def test_a_failed_resolve_writes_no_event(ledger):
     assert not AuditEvent.objects.filter(operation="citation.resolve").exists()
 
 
-def test_the_chain_verifies_and_detects_tampering(ledger):
+def test_each_event_is_chained_to_the_previous_one(ledger):
     for i in range(3):
         ledger.ingest("u", (f"m{i}", "I like tea.", "2026-03-04T10:11:58Z"))
     assert audit_chain_intact(project=ledger.project)
