@@ -129,6 +129,8 @@ def _rows(project_id: int, generation_id: int, subjects: list[int], now: datetim
                     hashlib.sha256(content[byte_start:byte_end]).hexdigest(),
                     version,
                     "",
+                    valid_from,
+                    "year" if start else "instant",
                     now,
                 ),
             )
@@ -145,7 +147,8 @@ COPY = {
     "supersession_source_observation_id, valid_from_inclusive, valid_until_inclusive, "
     "known_from_inclusive, known_until_inclusive) FROM STDIN",
     "evidence": "COPY citations_evidence (project_id, fact_id, observation_id, byte_start, "
-    "byte_end, quote_sha256, extractor_version, authored_by, created_at) FROM STDIN",
+    "byte_end, quote_sha256, extractor_version, authored_by, asserted_from, asserted_precision, "
+    "created_at) FROM STDIN",
 }
 
 
