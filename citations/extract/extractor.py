@@ -5,7 +5,7 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
 - a clause ending in ``?`` is a question and yields nothing;
 - a clause must open with a first-person pattern of one predicate (table PREDICATES);
 - a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause outside the
-  captured value yields nothing;
+  captured value, or earlier in the same sentence, yields nothing;
 - a trailing date phrase sets the start of validity with its precision; a date after
   the message time yields nothing; with no date, validity starts at the message time;
 - the quote is the clause without its closing punctuation, located at UTF-8 byte
@@ -230,8 +230,8 @@ class Extraction:
     valid_precision: str
 
 
-def _clauses(text: str) -> list[tuple[int, int, str]]:
-    """Code point spans of clauses, each with its sentence's closing punctuation."""
+def _clauses(text: str) -> list[tuple[int, int, str, int]]:
+    """Clauses as (start, end, the sentence's closing punctuation, the sentence's start)."""
     spans = []
     for sentence in _SENTENCE_RE.finditer(text):
         body = sentence.group(0)
@@ -254,7 +254,9 @@ def _clauses(text: str) -> list[tuple[int, int, str]]:
                 lead += 1
             trail = len(piece.rstrip())
             if trail > lead:
-                spans.append((start + piece_start + lead, start + piece_start + trail, terminal))
+                spans.append(
+                    (start + piece_start + lead, start + piece_start + trail, terminal, start)
+                )
     return spans
 
 
@@ -290,9 +292,13 @@ def _byte_offset(text: str, index: int) -> int:
 def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
     """Every fact the rules find in ``text``, a message sent at ``occurred_at`` (aware)."""
     found: list[Extraction] = []
-    for start, end, terminal in _clauses(text):
+    for start, end, terminal, sentence_start in _clauses(text):
         clause = text[start:end]
         if "?" in terminal:
+            continue
+        # "I'm not sure, but I live in Dublin": doubt earlier in the sentence covers it.
+        before = text[sentence_start:start]
+        if _HEDGE_RE.search(before) or _NEGATION_RE.search(before):
             continue
         for predicate, pattern in _PATTERNS:
             match = pattern.match(clause)

@@ -62,6 +62,8 @@ def test_offsets_are_utf8_bytes_after_multibyte_text():
         "I will move to Oslo.",
         "I moved to Oslo in 2031.",
         "I live there.",
+        "I'm not sure, but I live in Dublin.",
+        "Maybe; I work at Acme.",
     ],
 )
 def test_questions_hedges_negations_and_third_persons_yield_nothing(text):
