@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
 from attest.errors import AttestError
@@ -171,12 +171,12 @@ def observations_ingest(
     """Store messages (idempotent on message ID), extract facts, supersede by structure."""
     result = IngestResult()
     with transaction.atomic():
-        now = timezone.now()
         subject, _ = Subject.objects.for_project(project).get_or_create(
             project=project, external_id=subject_id, defaults={}
         )
         # One writer per subject at a time: supersession reads then writes its timeline.
         Subject.objects.select_for_update().filter(pk=subject.pk).first()
+        now = _known_now(project, subject)
         generation = _ingest_generation(project)
         for index, message in enumerate(messages):
             observation, created = _store_observation(project, subject, message, index, now)
@@ -201,6 +201,20 @@ def observations_ingest(
             request_id=request_id,
         )
     return result
+
+
+def _known_now(project: Project, subject: Subject) -> datetime:
+    """The known time of this change, read under the subject lock.
+
+    Known time must never run backwards for a subject, even when another server's
+    clock is a little ahead: a change is never known before the one it follows.
+    """
+    bounds = (
+        FactVersion.objects.for_project(project)
+        .filter(subject=subject)
+        .aggregate(opened=Max("known_from"), closed=Max("known_until"))
+    )
+    return max([timezone.now(), *(moment for moment in bounds.values() if moment)])
 
 
 def _ingest_generation(project: Project) -> Generation:
