@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.core.paginator import Paginator
-from django.utils import timezone
 from django.utils.functional import cached_property
 
 from citations import models
-from citations.services import credential_revoke
+from citations.services import credential_revoke, project_set_suspended
+
+
+def _staff(request) -> str:
+    return f"staff:{request.user.get_username()}"
 
 
 class NoCountPaginator(Paginator):
@@ -57,18 +60,23 @@ class CredentialInline(ReadOnlyInline):
 class ProjectAdmin(admin.ModelAdmin):
     list_display = ["name", "created_at", "suspended_at"]
     search_fields = ["name"]
-    readonly_fields = ["created_at"]
     fields = ["name", "created_at", "suspended_at"]
     inlines = [CredentialInline]
     actions = ["suspend", "reinstate"]
 
     @admin.action(description="Suspend the selected projects (their credentials answer 403)")
     def suspend(self, request, queryset):
-        queryset.filter(suspended_at__isnull=True).update(suspended_at=timezone.now())
+        for project in queryset:
+            project_set_suspended(project=project, suspended=True, actor=_staff(request))
 
     @admin.action(description="Reinstate the selected projects")
     def reinstate(self, request, queryset):
-        queryset.update(suspended_at=None)
+        for project in queryset:
+            project_set_suspended(project=project, suspended=False, actor=_staff(request))
+
+    def get_readonly_fields(self, request, obj=None):
+        # Suspension goes through the audited actions, not the form.
+        return ["created_at", "suspended_at"]
 
 
 @admin.register(models.Credential)
@@ -84,8 +92,8 @@ class CredentialAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Revoke the selected credentials")
     def revoke(self, request, queryset):
-        for credential in queryset:
-            credential_revoke(credential=credential)
+        for credential in queryset.select_related("project"):
+            credential_revoke(credential=credential, actor=_staff(request))
 
     def has_change_permission(self, request, obj=None) -> bool:
         # Needed for the revoke action; every field stays read-only.

@@ -58,10 +58,31 @@ def credential_create(*, project: Project, label: str = "") -> tuple[Credential,
     return credential, token
 
 
-def credential_revoke(*, credential: Credential) -> None:
-    Credential.objects.filter(pk=credential.pk, revoked_at__isnull=True).update(
+@transaction.atomic
+def credential_revoke(*, credential: Credential, actor: str) -> None:
+    revoked = Credential.objects.filter(pk=credential.pk, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
+    if revoked:
+        audit_record(
+            project=credential.project,
+            operation="credential.revoke",
+            actor=actor,
+            object_ids=[credential.prefix],
+        )
+
+
+@transaction.atomic
+def project_set_suspended(*, project: Project, suspended: bool, actor: str) -> None:
+    """Suspend a project (its credentials answer 403) or reinstate it; audited."""
+    rows = Project.objects.filter(pk=project.pk, suspended_at__isnull=suspended)
+    if rows.update(suspended_at=timezone.now() if suspended else None):
+        audit_record(
+            project=project,
+            operation="project.suspend" if suspended else "project.reinstate",
+            actor=actor,
+            object_ids=[str(project.pk)],
+        )
 
 
 # --- audit -----------------------------------------------------------------

@@ -58,3 +58,27 @@ def test_no_admin_page_shows_the_secret(staff, ledger):
         assert credential.prefix in html
         assert credential.secret_sha256 not in html
         assert ledger.token not in html
+
+
+def test_admin_suspension_and_revocation_go_through_audited_services(staff, ledger):
+    from citations.models import AuditEvent, Project
+
+    changelist = reverse("admin:citations_project_changelist")
+    staff.post(changelist, {"action": "suspend", "_selected_action": [ledger.project.pk]})
+    assert Project.objects.get(pk=ledger.project.pk).suspended_at is not None
+    assert ledger.recall("u").status_code == 403
+    staff.post(changelist, {"action": "reinstate", "_selected_action": [ledger.project.pk]})
+    assert ledger.recall("u").status_code == 200
+
+    credential = Credential.objects.get(project=ledger.project)
+    staff.post(
+        reverse("admin:citations_credential_changelist"),
+        {"action": "revoke", "_selected_action": [credential.pk]},
+    )
+    assert ledger.recall("u").status_code == 401
+    operations = list(
+        AuditEvent.objects.filter(project=ledger.project, actor="staff:staff")
+        .order_by("seq")
+        .values_list("operation", flat=True)
+    )
+    assert operations == ["project.suspend", "project.reinstate", "credential.revoke"]

@@ -47,7 +47,7 @@ def test_the_secret_is_stored_hashed(ledger):
 
 
 def test_a_revoked_credential_is_refused(ledger):
-    credential_revoke(credential=Credential.objects.get(project=ledger.project))
+    credential_revoke(credential=Credential.objects.get(project=ledger.project), actor="test")
     response = ledger.recall("u")
     assert response.status_code == 401
 
