@@ -44,7 +44,8 @@ class EvidenceMismatch(AttestError):
     )
 
 
-def _iso(moment: datetime | None) -> str | None:
+def iso_utc(moment: datetime | None) -> str | None:
+    """An instant as RFC 3339 in UTC with a Z, the form every ledger response uses."""
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
@@ -52,8 +53,8 @@ def _iso(moment: datetime | None) -> str | None:
 
 def interval_json(interval: Interval, precision: str | None = None) -> dict[str, Any]:
     body = {
-        "from": _iso(interval.start),
-        "until": _iso(interval.end),
+        "from": iso_utc(interval.start),
+        "until": iso_utc(interval.end),
         "from_inclusive": interval.start_inclusive,
         "until_inclusive": interval.end_inclusive,
     }
@@ -117,7 +118,7 @@ def fact_json(
         retraction = {
             "id": str(version.retraction.pk),
             "retracted_by": version.retraction.retracted_by,
-            "retracted_at": _iso(version.retraction.retracted_at),
+            "retracted_at": iso_utc(version.retraction.retracted_at),
             "replacement_id": str(version.retraction.replacement_id)
             if version.retraction.replacement_id
             else None,
@@ -232,7 +233,7 @@ def verified_evidence(evidence: Evidence) -> dict[str, Any]:
         "source_message_id": observation.message_id,
         "source_ordinal": observation.ordinal,
         "role": observation.role,
-        "occurred_at": _iso(observation.occurred_at),
+        "occurred_at": iso_utc(observation.occurred_at),
         "quote": quote,
         "byte_start": start,
         "byte_end": end,

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
+from citations.selectors import iso_utc
 from citations.services import (
     MessageIn,
     citation_resolve,
@@ -52,12 +53,9 @@ class LedgerView(APIView):
         ):
             raise Ratelimited()
 
-    def actor(self, request: Request) -> tuple:
+    def caller(self, request: Request) -> tuple:
+        """(project, actor for the audit log, request ID) of an authenticated request."""
         return request.user.project, request.user.actor, getattr(request, "request_id", "")
-
-
-def _iso(moment) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 class ObservationsView(LedgerView):
@@ -97,7 +95,7 @@ class ObservationsView(LedgerView):
     def post(self, request: Request) -> Response:
         data = s.ObservationsIn(data=request.data)
         data.is_valid(raise_exception=True)
-        project, actor, request_id = self.actor(request)
+        project, actor, request_id = self.caller(request)
         result = observations_ingest(
             project=project,
             subject_id=data.validated_data["subject"],
@@ -122,8 +120,8 @@ class ObservationsView(LedgerView):
                     "message_id": obs.message_id,
                     "subject": data.validated_data["subject"],
                     "role": obs.role,
-                    "occurred_at": _iso(obs.occurred_at),
-                    "received_at": _iso(obs.received_at),
+                    "occurred_at": iso_utc(obs.occurred_at),
+                    "received_at": iso_utc(obs.received_at),
                     "sha256": obs.content_sha256,
                     "bytes": len(obs.content),
                     "session": obs.session,
@@ -166,7 +164,7 @@ class RecallView(LedgerView):
     def post(self, request: Request) -> Response:
         data = s.RecallIn(data=request.data)
         data.is_valid(raise_exception=True)
-        project, actor, request_id = self.actor(request)
+        project, actor, request_id = self.caller(request)
         as_of = data.validated_data.get("as_of") or {}
         facts = facts_recall(
             project=project,
@@ -202,7 +200,7 @@ class ResolveView(LedgerView):
         tags=["fact ledger"],
     )
     def post(self, request: Request) -> Response:
-        project, actor, request_id = self.actor(request)
+        project, actor, request_id = self.caller(request)
         body = citation_resolve(
             project=project, payload=request.data, actor=actor, request_id=request_id
         )
