@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -107,3 +108,15 @@ def ip_network_list(
                 f"{name} entries must be IP addresses or CIDR blocks, got {item!r}."
             ) from None
     return tuple(networks)
+
+
+_RATE = re.compile(r"(\d+)/(\d*)([smhd])")
+
+
+def request_rate(env: environ.Env, name: str, default: str) -> str:
+    """Read a django-ratelimit rate such as ``600/m``, refusing anything else."""
+    value = env.str(name, default=default).strip()
+    match = _RATE.fullmatch(value)
+    if match is None or int(match.group(1)) < 1:
+        raise ImproperlyConfigured(f"{name} must look like 600/m (count/unit), got {value!r}.")
+    return value

@@ -18,6 +18,7 @@ from attest.config import (
     development_secret_key,
     host_port_list,
     ip_network_list,
+    request_rate,
     strict_bool,
 )
 
@@ -155,6 +156,9 @@ ATTEST_CROSSREF_URL = env.url("ATTEST_CROSSREF_URL", default="https://api.crossr
 ATTEST_FETCH_ALLOW = host_port_list(env, "ATTEST_FETCH_ALLOW")
 ATTEST_EDGE = strict_bool(env, "ATTEST_EDGE", default=False)
 ATTEST_PUBLIC_URL = env.str("ATTEST_PUBLIC_URL", default="http://127.0.0.1:8000")
+
+# Requests per credential on the fact-ledger routes (django-ratelimit syntax).
+ATTEST_LEDGER_RATE = request_rate(env, "ATTEST_LEDGER_RATE", default="1200/m")
 
 X402_PAY_TO = env.str("X402_PAY_TO", default="0x000000000000000000000000000000000000dEaD")
 X402_NETWORK = env.str("X402_NETWORK", default="eip155:84532")
