@@ -1,7 +1,7 @@
 """Root URL configuration: one include per app, plus service-wide routes."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from attest import views
@@ -12,6 +12,7 @@ urlpatterns = [
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("", include("verification.urls")),
 ]
 
 handler400 = "attest.views.bad_request"
