@@ -26,6 +26,9 @@ MOUNT_IDS = frozenset({"root", "app", "__next", "__nuxt", "___gatsby", "svelte",
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.I)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+# huge_tree lifts libxml2's nesting limit of 256, past which it silently drops text
+# a browser still shows; the fetcher's byte cap bounds the document instead.
+_PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=False, no_network=True)
 
 
 @dataclass
@@ -78,7 +81,7 @@ def parse_html(markup: str) -> etree._Element | None:
     if not markup.strip():
         return None
     try:
-        return lxml.html.document_fromstring(markup)
+        return lxml.html.document_fromstring(markup, parser=_PARSER)
     except (etree.ParserError, ValueError):
         return None
 
