@@ -43,7 +43,8 @@ class VerifyQuoteInput(serializers.Serializer):
             raise InvalidRequest(
                 'case_sensitive: must be false with "match": "passages".', field="case_sensitive"
             )
-        attrs["quote"] = normalised_quote(attrs["quote"], mode=attrs["match"])
+        # Checked here, before any work; the service normalises the quote again itself.
+        normalised_quote(attrs["quote"], mode=attrs["match"])
         return attrs
 
 

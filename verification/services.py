@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ import httpx
 from django.conf import settings
 
 from attest.errors import AttestError, InvalidRequest, Unprocessable
-from receipts.payloads import PageClaims, PassageClaims, ResultClaims
+from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
 from receipts.services import issue_receipt
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget, match_quote
 from verification.engine.normalise import normalise
@@ -84,10 +83,6 @@ class _Timings:
         return (time.monotonic() - self.started) * 1000
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _match(page: Page, quote: str, *, mode: str, case_sensitive: bool, threshold: float) -> dict:
     """The result block of the response: where the quote (or the claim's support) is."""
     text = page.text.text if page.text is not None else None
@@ -153,7 +148,7 @@ def _pdf_fields(page: Page, start: int, end: int) -> dict[str, int]:
 
 
 def _receipt(
-    *, route: str, request_id: str, tier: str, page: Page, quote: str, mode: str, result: dict
+    *, route: str, request_id: str, tier: str, page: Page, raw_quote: str, mode: str, result: dict
 ) -> str:
     page_claims = PageClaims(
         url=page.requested_url,
@@ -179,7 +174,7 @@ def _receipt(
         ]
     result_claims = ResultClaims(
         page=0,
-        quote_sha256=_sha256(quote),
+        quote_sha256=quote_sha256(raw_quote),
         mode=mode,
         match=result["match"],
         score=result["score"],
@@ -238,12 +233,13 @@ def _answer(
     tier: str,
     fetched_by: Any,
     url: str,
-    quote: str,
+    raw_quote: str,
     mode: str,
     case_sensitive: bool,
     threshold: float,
 ) -> dict[str, Any]:
     """Run the pipeline after the request was validated; record the outcome either way."""
+    quote = normalised_quote(raw_quote, mode=mode)
     timings = _Timings()
     page: Page | None = None
     result: dict | None = None
@@ -261,7 +257,7 @@ def _answer(
             request_id=request_id,
             tier=tier,
             page=page,
-            quote=quote,
+            raw_quote=raw_quote,
             mode=mode,
             result=result,
         )
@@ -312,8 +308,6 @@ def verify_quote(
     Raises HostNotFound (422), BlockedAddress or RobotsDisallowed (403),
     NotOnEdge (501) for a PDF on an edge server, MatchTooCostlyError (422).
     """
-    quote = normalised_quote(quote, mode=mode)
-
     def fetched_by() -> FetchResult:
         target = check_url(url)
         ensure_robots_allow(target)
@@ -325,7 +319,7 @@ def verify_quote(
         tier=tier,
         fetched_by=fetched_by,
         url=url,
-        quote=quote,
+        raw_quote=quote,
         mode=mode,
         case_sensitive=case_sensitive,
         threshold=threshold,
@@ -363,7 +357,7 @@ def sample_quote(*, mode: str = "fuzzy", page_name: str = "demo", request_id: st
         tier="sample",
         fetched_by=fetched_by,
         url=url,
-        quote=normalised_quote(SAMPLE_QUOTES[mode], mode=mode),
+        raw_quote=SAMPLE_QUOTES[mode],
         mode=mode,
         case_sensitive=False,
         threshold=0.9,
