@@ -156,7 +156,9 @@ ATTEST_EDGE = strict_bool(env, "ATTEST_EDGE", default=False)
 # The whole of one page fetch (every redirect hop and body read), in seconds.
 ATTEST_FETCH_DEADLINE = positive_number(env, "ATTEST_FETCH_DEADLINE", default=20.0)
 # Decoded bytes read from one page; a compressed body stops at this many.
-ATTEST_FETCH_MAX_BYTES = int(positive_number(env, "ATTEST_FETCH_MAX_BYTES", default=15 * 1024 * 1024))
+ATTEST_FETCH_MAX_BYTES = int(
+    positive_number(env, "ATTEST_FETCH_MAX_BYTES", default=15 * 1024 * 1024)
+)
 ATTEST_PUBLIC_URL = env.str("ATTEST_PUBLIC_URL", default="http://127.0.0.1:8000")
 
 X402_PAY_TO = env.str("X402_PAY_TO", default="0x000000000000000000000000000000000000dEaD")

@@ -122,7 +122,11 @@ def parse_url(url: str) -> ParsedURL:
         if _FORBIDDEN_HOST.search(raw_host):
             raise InvalidURL("The host contains characters a URL host may not contain.")
         try:
-            host = raw_host.encode("idna").decode("ascii").lower() if not raw_host.isascii() else raw_host.lower()
+            host = (
+                raw_host.encode("idna").decode("ascii").lower()
+                if not raw_host.isascii()
+                else raw_host.lower()
+            )
         except UnicodeError:
             raise InvalidURL("The host is not a valid internationalised domain name.") from None
         ipv4 = canonical_ipv4(host)

@@ -295,7 +295,9 @@ class _Decoder:
     def decode(self, data: bytes, room: int) -> bytes:
         if self._pending_deflate and data:
             # "deflate" is a zlib stream by the RFC, raw deflate in some servers.
-            zlib_header = len(data) >= 2 and (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
+            zlib_header = (
+                len(data) >= 2 and (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
+            )
             self._zlib = zlib.decompressobj(zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS)
             self._pending_deflate = False
         if self._zlib is None:
@@ -340,8 +342,8 @@ def fetch(
 
     ``before_hop`` runs for every redirect target after its address check
     (robots.txt uses it). The deadline and byte cap default to the settings
-    ATTEST_FETCH_DEADLINE and ATTEST_FETCH_MAX_BYTES. A redirect to a host that does not resolve or to a
-    refused address raises, as for the first URL.
+    ATTEST_FETCH_DEADLINE and ATTEST_FETCH_MAX_BYTES. A redirect to a host that
+    does not resolve or to a refused address raises, as for the first URL.
     """
     max_bytes = max_bytes or settings.ATTEST_FETCH_MAX_BYTES
     started = time.monotonic()

@@ -122,7 +122,9 @@ def build_page(fetched: FetchResult, *, edge: bool) -> Page:
     verdict = _OUTCOME_VERDICTS.get(fetched.outcome)
     if verdict is not None:
         if fetched.http_status is not None and fetched.outcome != "timeout":
-            verdict = Verdict(verdict.content_kind, [f"status_{fetched.http_status}", *verdict.signals])
+            verdict = Verdict(
+                verdict.content_kind, [f"status_{fetched.http_status}", *verdict.signals]
+            )
         page.content_kind, page.signals = verdict.content_kind, list(verdict.signals)
         return page
 

@@ -62,7 +62,9 @@ class PassageOutput(serializers.Serializer):
 class ResultOutput(serializers.Serializer):
     match = serializers.ChoiceField(choices=["exact", "fuzzy", "none", "passages"])
     score = serializers.FloatField(allow_null=True)
-    start = serializers.IntegerField(allow_null=True, help_text="Code-point offset, normalised text.")
+    start = serializers.IntegerField(
+        allow_null=True, help_text="Code-point offset, normalised text."
+    )
     end = serializers.IntegerField(allow_null=True)
     context = serializers.CharField(allow_null=True)
     occurrences = serializers.IntegerField()
@@ -109,7 +111,9 @@ class VerifyQuoteOutput(serializers.Serializer):
     page = PageOutput()
     injection_flags = serializers.ListField(child=serializers.CharField())
     advice = serializers.CharField()
-    receipt = serializers.CharField(help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify.")
+    receipt = serializers.CharField(
+        help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
+    )
     tier = serializers.CharField()
 
 

@@ -53,7 +53,9 @@ def normalised_quote(quote: str, *, mode: str, field_name: str = "quote") -> str
     """
     text = normalise(quote).text.strip()
     if not text:
-        raise InvalidRequest(f"{field_name}: the quote is empty after normalisation.", field=field_name)
+        raise InvalidRequest(
+            f"{field_name}: the quote is empty after normalisation.", field=field_name
+        )
     if len(text) > MAX_QUOTE_CHARS:
         raise InvalidRequest(
             f"{field_name}: at most {MAX_QUOTE_CHARS} characters after normalisation "
@@ -125,7 +127,9 @@ def _match(page: Page, quote: str, *, mode: str, case_sensitive: bool, threshold
                 budget=WorkBudget(FUZZY_WORK_PER_CALL),
             )
         except MatchTooCostly as exc:
-            raise MatchTooCostlyError(details={"needed": exc.needed, "budget": exc.budget}) from None
+            raise MatchTooCostlyError(
+                details={"needed": exc.needed, "budget": exc.budget}
+            ) from None
         result = {
             "match": found.match,
             "score": found.score,
@@ -308,6 +312,7 @@ def verify_quote(
     Raises HostNotFound (422), BlockedAddress or RobotsDisallowed (403),
     NotOnEdge (501) for a PDF on an edge server, MatchTooCostlyError (422).
     """
+
     def fetched_by() -> FetchResult:
         target = check_url(url)
         ensure_robots_allow(target)
@@ -335,7 +340,9 @@ def sample_page_url(name: str = "demo") -> str:
     return settings.ATTEST_PUBLIC_URL.rstrip("/") + path
 
 
-def sample_quote(*, mode: str = "fuzzy", page_name: str = "demo", request_id: str) -> dict[str, Any]:
+def sample_quote(
+    *, mode: str = "fuzzy", page_name: str = "demo", request_id: str
+) -> dict[str, Any]:
     """The real pipeline on our own demo page's bytes, in process: no network, no charge."""
     url = sample_page_url(page_name)
     status = 200 if page_name == "demo" else 404

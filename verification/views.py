@@ -15,9 +15,15 @@ from verification import services
 from verification.serializers import ErrorOutput, VerifyQuoteInput, VerifyQuoteOutput
 
 _ERRORS = {
-    400: OpenApiResponse(ErrorOutput, description="invalid_request (details.field names the field)"),
-    403: OpenApiResponse(ErrorOutput, description="blocked (non-public address) or robots_disallowed"),
-    422: OpenApiResponse(ErrorOutput, description="host_not_found or match_too_costly (not charged)"),
+    400: OpenApiResponse(
+        ErrorOutput, description="invalid_request (details.field names the field)"
+    ),
+    403: OpenApiResponse(
+        ErrorOutput, description="blocked (non-public address) or robots_disallowed"
+    ),
+    422: OpenApiResponse(
+        ErrorOutput, description="host_not_found or match_too_costly (not charged)"
+    ),
     501: OpenApiResponse(ErrorOutput, description="not_on_edge: a PDF on an edge server"),
 }
 

@@ -135,6 +135,24 @@ def gzipped(body: bytes) -> bytes:
 
 
 @pytest.fixture(scope="session")
+def _key_dir(tmp_path_factory) -> str:
+    from datetime import UTC, datetime
+
+    from receipts.keyring import ensure_key
+
+    directory = str(tmp_path_factory.mktemp("verification-keys") / "keys")
+    ensure_key(directory, now=datetime.now(UTC))
+    return directory
+
+
+@pytest.fixture(autouse=True)
+def signing_keys(_key_dir: str, settings) -> str:
+    """Every verification signs a receipt, so every test here has a key."""
+    settings.ATTEST_SIGNING_KEYS = _key_dir
+    return _key_dir
+
+
+@pytest.fixture(scope="session")
 def _page_server() -> PageServer:
     return PageServer().start()
 

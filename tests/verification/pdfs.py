@@ -47,7 +47,13 @@ def text_pdf(
             ops.append(f"({_escape(line)}) Tj T*")
         ops.append("ET")
         if outside and index in outside:
-            ops += ["BT", "/F1 11 Tf", f"{PAGE_WIDTH + 200} 400 Td", f"({_escape(outside[index])}) Tj", "ET"]
+            ops += [
+                "BT",
+                "/F1 11 Tf",
+                f"{PAGE_WIDTH + 200} 400 Td",
+                f"({_escape(outside[index])}) Tj",
+                "ET",
+            ]
         stream = DecodedStreamObject()
         stream.set_data("\n".join(ops).encode("cp1252"))
         page[NameObject("/Contents")] = writer._add_object(stream)

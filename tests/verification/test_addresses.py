@@ -50,8 +50,15 @@ def test_non_public_addresses_are_refused_with_a_reason(address, reason):
 
 @pytest.mark.parametrize(
     "address",
-    ["93.184.215.14", "1.1.1.1", "8.8.8.8", "2606:4700:4700::1111", "2002:5db8:d70e::1",
-     "64:ff9b::808:808", "::ffff:8.8.8.8"],
+    [
+        "93.184.215.14",
+        "1.1.1.1",
+        "8.8.8.8",
+        "2606:4700:4700::1111",
+        "2002:5db8:d70e::1",
+        "64:ff9b::808:808",
+        "::ffff:8.8.8.8",
+    ],
 )
 def test_public_addresses_pass(address):
     assert is_public_address(address)

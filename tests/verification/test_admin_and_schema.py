@@ -41,7 +41,9 @@ def test_failures_can_be_filtered_in_the_admin(admin_client):
 def test_the_admin_is_read_only(admin_client):
     record = _record()
     assert admin_client.get("/admin/verification/verification/add/").status_code == 403
-    change = admin_client.post(f"/admin/verification/verification/{record.pk}/change/", {"route": "x"})
+    change = admin_client.post(
+        f"/admin/verification/verification/{record.pk}/change/", {"route": "x"}
+    )
     assert change.status_code == 403
     delete = admin_client.post(
         f"/admin/verification/verification/{record.pk}/delete/", {"post": "yes"}

@@ -89,7 +89,9 @@ def test_a_redirect_to_a_blocked_address_is_not_followed(pages, canary, location
 
 def test_redirects_are_followed_up_to_five_hops(pages):
     for hop in range(1, MAX_REDIRECTS + 1):
-        pages.routes[f"/r{hop}"] = redirect(f"/r{hop + 1}" if hop < MAX_REDIRECTS else "/final", 301)
+        pages.routes[f"/r{hop}"] = redirect(
+            f"/r{hop + 1}" if hop < MAX_REDIRECTS else "/final", 301
+        )
     pages.routes["/final"] = page("<p>arrived</p>")
     result = fetch(check_url(pages.url("/r1")))
     assert result.outcome == "ok"
@@ -166,7 +168,7 @@ def test_an_identity_body_over_the_cap_is_too_large(pages, settings):
     ],
 )
 def test_compressed_bodies_are_decoded(pages, encoding, encode):
-    body = "<p>compressed text – with a dash</p>".encode()
+    body = "<p>compressed text \u2013 with a dash</p>".encode()
     pages.routes["/z"] = page(encode(body), headers={"Content-Encoding": encoding})
     result = fetch(check_url(pages.url("/z")))
     assert result.outcome == "ok"

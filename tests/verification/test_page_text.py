@@ -35,7 +35,9 @@ def test_visible_text_skips_scripts_styles_templates_and_hidden_elements():
 
 
 def test_block_elements_are_separated_and_inline_ones_are_not():
-    read = html_text("<body><p>one</p><p>two</p><div>three<br>four</div><span>fi</span><em>ve</em></body>")
+    read = html_text(
+        "<body><p>one</p><p>two</p><div>three<br>four</div><span>fi</span><em>ve</em></body>"
+    )
     assert read.text.split() == ["one", "two", "three", "four", "five"]
 
 
@@ -74,9 +76,10 @@ def test_html_is_decoded_by_bom_header_meta_then_utf8(body, charset, expected):
 # --- classification ---------------------------------------------------------
 
 REAL_TEXT = "A paragraph of real article text. " * 40
+REAL_CHARS = len(REAL_TEXT)
 
 
-def _classify(status=200, headers=None, body="", visible=len(REAL_TEXT), scripts=0, mount=False, ns=""):
+def _classify(status=200, headers=None, body="", visible=REAL_CHARS, scripts=0, mount=False, ns=""):
     return classify_html(
         status=status,
         headers=headers or {},
@@ -139,7 +142,9 @@ def test_an_error_status_without_vendor_signals_is_http_error():
 
 
 def test_a_js_shell_needs_little_text_scripts_and_a_mount_node_or_plea():
-    verdict = _classify(visible=20, scripts=3, mount=True, ns="You need to enable JavaScript to run this app.")
+    verdict = _classify(
+        visible=20, scripts=3, mount=True, ns="You need to enable JavaScript to run this app."
+    )
     assert verdict.content_kind == "js_shell"
     assert verdict.signals == ["status_200", "little_text", "mount_node", "noscript_js", "scripts"]
     assert _classify(visible=20, scripts=3).content_kind == "real"
@@ -181,8 +186,14 @@ def test_ordinary_text_is_not_flagged():
 def test_doi_comes_from_meta_tags_first():
     meta = {"citation_doi": ["doi:10.1038/NATURE12373"], "dc.identifier": ["10.9/other"]}
     assert find_doi(url="https://x.org/a", meta=meta) == "10.1038/nature12373"
-    assert find_doi(url="https://x.org/a", meta={"prism.doi": ["10.5555/12345678"]}) == "10.5555/12345678"
-    assert find_doi(url="https://x.org/a", meta={"dc.identifier": ["https://doi.org/10.1000/ab."]}) == "10.1000/ab"
+    assert (
+        find_doi(url="https://x.org/a", meta={"prism.doi": ["10.5555/12345678"]})
+        == "10.5555/12345678"
+    )
+    assert (
+        find_doi(url="https://x.org/a", meta={"dc.identifier": ["https://doi.org/10.1000/ab."]})
+        == "10.1000/ab"
+    )
 
 
 def test_doi_comes_from_the_url_path():

@@ -59,6 +59,31 @@ def test_an_exact_quote_is_found_through_curly_quotes_and_nbsp(api, article):
     assert quote in result["context"]
 
 
+def test_the_receipt_signs_the_page_and_result_but_not_the_quote(api, article):
+    from receipts.services import verify_receipt
+
+    quote = '"deeply concerned" about the results of the study'
+    body = _post(api, url=article, quote=quote).json()
+    check = verify_receipt(receipt=body["receipt"])
+    assert check.valid
+    claims = check.claims
+    assert claims["route"] == "verify/quote"
+    assert claims["tier"] == "trial"
+    signed_page = claims["pages"][0]
+    assert signed_page["url"] == article
+    assert signed_page["content_sha256"] == body["page"]["content_sha256"]
+    assert signed_page["normalised_sha256"] == body["result"]["normalised_sha256"]
+    assert signed_page["content_kind"] == "real"
+    signed = claims["results"][0]
+    assert (signed["start"], signed["end"], signed["match"]) == (
+        body["result"]["start"],
+        body["result"]["end"],
+        "exact",
+    )
+    assert signed["quote_sha256"] == hashlib.sha256(quote.encode()).hexdigest()
+    assert "deeply concerned" not in str(claims)
+
+
 def test_soft_hyphens_zero_width_characters_and_dashes_do_not_break_a_match(api, article):
     quote = "It recommended a review of every programme before 2027 - without delay."
     result = _post(api, url=article, quote=quote).json()["result"]
@@ -164,15 +189,16 @@ def test_a_bad_request_is_refused_with_the_field_before_any_work(api, pages, cha
 
 
 def test_the_1000_character_limit_counts_after_normalisation(api, pages):
-    words = ("word " * 200).strip()  # 999 characters
+    words = ("word " * 200).strip() + "s"  # 1,000 characters
     pages.routes["/long"] = page(f"<p>{words}</p>")
     spaced = words.replace(" ", "   \u00a0 ")  # far longer before normalisation
-    assert len(spaced) > 1000
-    response = _post(api, url=pages.url("/long"), quote=spaced + " x", match="exact")
-    assert response.status_code == 200
-    assert response.json()["result"]["match"] == "none"
-    exactly = _post(api, url=pages.url("/long"), quote=spaced, match="exact")
-    assert exactly.json()["result"]["match"] == "exact"
+    assert len(words) == 1000 and len(spaced) > 1500
+    accepted = _post(api, url=pages.url("/long"), quote=spaced, match="exact")
+    assert accepted.status_code == 200
+    assert accepted.json()["result"]["match"] == "exact"
+    refused = _post(api, url=pages.url("/long"), quote=spaced + "!", match="exact")
+    assert refused.status_code == 400
+    assert refused.json()["error"]["details"]["field"] == "quote"
 
 
 @pytest.mark.parametrize("threshold", [0.5, 1, 1.0])
@@ -218,7 +244,9 @@ def test_a_redirect_to_a_blocked_address_is_403_and_not_followed(api, pages, can
 
 
 def test_robots_disallow_is_403_robots_disallowed(api, pages):
-    pages.routes["/robots.txt"] = page("User-agent: *\nDisallow: /secret", content_type="text/plain")
+    pages.routes["/robots.txt"] = page(
+        "User-agent: *\nDisallow: /secret", content_type="text/plain"
+    )
     pages.routes["/secret"] = page("<p>secret</p>")
     response = _post(api, url=pages.url("/secret"), quote="secret")
     assert response.status_code == 403
@@ -227,7 +255,9 @@ def test_robots_disallow_is_403_robots_disallowed(api, pages):
 
 
 def test_robots_is_checked_for_a_redirect_target_too(api, pages):
-    pages.routes["/robots.txt"] = page("User-agent: *\nDisallow: /secret", content_type="text/plain")
+    pages.routes["/robots.txt"] = page(
+        "User-agent: *\nDisallow: /secret", content_type="text/plain"
+    )
     pages.routes["/open"] = redirect("/secret")
     pages.routes["/secret"] = page("<p>secret</p>")
     response = _post(api, url=pages.url("/open"), quote="secret")
@@ -264,8 +294,16 @@ CLOUDFLARE = (
     [
         (page("<p>Not here.</p>", status=404), "http_error", "status_404"),
         (page("<p>Oops</p>", status=500), "http_error", "status_500"),
-        (page(CLOUDFLARE, status=403, headers={"cf-mitigated": "challenge"}), "bot_wall", "cf_challenge"),
-        (page("<p>x</p>", status=405, headers={"x-amzn-waf-action": "captcha"}), "bot_wall", "aws_waf"),
+        (
+            page(CLOUDFLARE, status=403, headers={"cf-mitigated": "challenge"}),
+            "bot_wall",
+            "cf_challenge",
+        ),
+        (
+            page("<p>x</p>", status=405, headers={"x-amzn-waf-action": "captcha"}),
+            "bot_wall",
+            "aws_waf",
+        ),
         (page(JS_SHELL), "js_shell", "noscript_js"),
         (page(""), "empty", "no_text"),
         (page("<html><body>   </body></html>"), "empty", "no_text"),
@@ -312,7 +350,9 @@ def test_a_csp_header_naming_a_vendor_leaves_a_real_page_real(api, pages):
 
 
 def test_plain_text_pages_are_read(api, pages):
-    pages.routes["/t.txt"] = page("Line one.\nLine  two.\n", content_type="text/plain; charset=utf-8")
+    pages.routes["/t.txt"] = page(
+        "Line one.\nLine  two.\n", content_type="text/plain; charset=utf-8"
+    )
     body = _post(api, url=pages.url("/t.txt"), quote="Line one. Line two.").json()
     assert body["page"]["content_kind"] == "real"
     assert body["result"]["match"] == "exact"
@@ -404,7 +444,11 @@ def test_passages_mode_returns_ranked_passages_with_the_scorer(api, article):
     assert scores == sorted(scores, reverse=True)
     assert result["occurrences"] == len(result["passages"])
     best = result["passages"][0]
-    assert (result["start"], result["end"], result["score"]) == (best["start"], best["end"], best["score"])
+    assert (result["start"], result["end"], result["score"]) == (
+        best["start"],
+        best["end"],
+        best["score"],
+    )
     text = _normalised_page_text(ARTICLE)
     assert best["text"] == text[best["start"] : best["end"]]
     assert "committee" in best["text"]
@@ -426,3 +470,38 @@ def test_every_verification_is_recorded_without_the_quote(api, article):
     assert record.total_ms > 0 and record.fetch_ms is not None
     for field in Verification._meta.fields:
         assert quote not in str(getattr(record, field.name))
+
+
+# --- match_too_costly ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def huge_text_page(pages):
+    from verification.engine.match import FUZZY_WORK_PER_CALL
+
+    quote_length = 1000
+    size = FUZZY_WORK_PER_CALL // quote_length + 10_000
+    pages.routes["/huge.txt"] = page(b"lorem ipsum " * (size // 12 + 1), content_type="text/plain")
+    return pages.url("/huge.txt"), "q" * quote_length
+
+
+def test_a_fuzzy_match_over_the_work_budget_is_422_match_too_costly(api, huge_text_page):
+    url, quote = huge_text_page
+    response = _post(api, url=url, quote=quote)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "match_too_costly"
+    assert error["details"]["needed"] > error["details"]["budget"]
+    record = Verification.objects.get()
+    assert (record.outcome, record.error_code, record.content_kind) == (
+        "refused",
+        "match_too_costly",
+        "real",
+    )
+
+
+def test_exact_matching_of_the_same_quote_is_not_too_costly(api, huge_text_page):
+    url, quote = huge_text_page
+    response = _post(api, url=url, quote=quote, match="exact")
+    assert response.status_code == 200
+    assert response.json()["result"]["match"] == "none"

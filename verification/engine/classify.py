@@ -67,7 +67,8 @@ _BODY_SIGNALS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"captcha-delivery\.com|datadome", re.I), "datadome"),
     (
         re.compile(
-            r"errors\.edgesuite\.net|access denied.{0,400}reference\s*&?#?\s*[0-9a-f]+\.", re.I | re.S
+            r"errors\.edgesuite\.net|access denied.{0,400}reference\s*&?#?\s*[0-9a-f]+\.",
+            re.I | re.S,
         ),
         "akamai",
     ),
@@ -79,8 +80,8 @@ _CAPTCHA = re.compile(
     re.I,
 )
 _NOSCRIPT_PLEA = re.compile(
-    r"(enable|turn on|activate|requires?|need)\W+(?:\w+\W+){0,4}javascript|javascript\W+(?:\w+\W+){0,3}"
-    r"(required|disabled|enabled)",
+    r"(enable|turn on|activate|requires?|need)\W+(?:\w+\W+){0,4}javascript"
+    r"|javascript\W+(?:\w+\W+){0,3}(required|disabled|enabled)",
     re.I,
 )
 
@@ -151,16 +152,21 @@ def classify_html(
     # likely a widget on a real page (a comment form's CAPTCHA), so it counts on a
     # blocking status or a page with little text.
     markers = [s for s in from_body if s != "captcha_widget"]
-    walled = bool(from_headers) or (
-        bool(from_body) and (blocking or visible_chars < LITTLE_TEXT)
-    ) or (bool(markers) and visible_chars < LITTLE_TEXT * 4)
+    walled = (
+        bool(from_headers)
+        or (bool(from_body) and (blocking or visible_chars < LITTLE_TEXT))
+        or (bool(markers) and visible_chars < LITTLE_TEXT * 4)
+    )
     if walled:
         signals = list(dict.fromkeys([*from_headers, *from_body]))
         return Verdict("bot_wall", [f"status_{status}", *signals])
     if status >= 400:
         return Verdict("http_error", [f"status_{status}"])
     shell = js_shell_signals(
-        visible_chars=visible_chars, scripts=scripts, mount_node=mount_node, noscript_text=noscript_text
+        visible_chars=visible_chars,
+        scripts=scripts,
+        mount_node=mount_node,
+        noscript_text=noscript_text,
     )
     if shell:
         return Verdict("js_shell", [f"status_{status}", *shell])

@@ -112,10 +112,12 @@ def html_text(markup: str) -> HtmlText:
         " ".join(n.text_content().split()) for n in root.iter("noscript")
     )
     for element in root.iter("div", "main", "section", "body"):
-        if (element.get("id") or "").lower() in MOUNT_IDS or element.get("ng-app") is not None:
-            if not " ".join(element.text_content().split()):
-                result.mount_node = True
-                break
+        is_mount = (element.get("id") or "").lower() in MOUNT_IDS or element.get(
+            "ng-app"
+        ) is not None
+        if is_mount and not element.text_content().strip():
+            result.mount_node = True
+            break
 
     # An explicit stack instead of recursion: hostile pages nest deeper than Python's limit.
     # Entries are (element, hidden) to open or a string to emit after the element's children.

@@ -4,43 +4,70 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Verification',
+            name="Verification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('route', models.CharField(max_length=40)),
-                ('request_id', models.CharField(db_index=True, max_length=128)),
-                ('tier', models.CharField(blank=True, max_length=16)),
-                ('outcome', models.CharField(choices=[('answered', 'answered'), ('refused', 'refused'), ('failed', 'failed')], max_length=16)),
-                ('status_code', models.PositiveSmallIntegerField()),
-                ('error_code', models.CharField(blank=True, max_length=64)),
-                ('mode', models.CharField(max_length=16)),
-                ('match', models.CharField(blank=True, max_length=16)),
-                ('host', models.CharField(blank=True, max_length=255)),
-                ('requested_url', models.TextField()),
-                ('final_url', models.TextField(blank=True)),
-                ('http_status', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('content_kind', models.CharField(blank=True, max_length=16)),
-                ('content_sha256', models.CharField(blank=True, max_length=64)),
-                ('normalised_sha256', models.CharField(blank=True, max_length=64)),
-                ('pdf_pages_read', models.PositiveIntegerField(blank=True, null=True)),
-                ('fetch_ms', models.FloatField(blank=True, null=True)),
-                ('extract_ms', models.FloatField(blank=True, null=True)),
-                ('match_ms', models.FloatField(blank=True, null=True)),
-                ('total_ms', models.FloatField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("route", models.CharField(max_length=40)),
+                ("request_id", models.CharField(db_index=True, max_length=128)),
+                ("tier", models.CharField(blank=True, max_length=16)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("answered", "answered"),
+                            ("refused", "refused"),
+                            ("failed", "failed"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("status_code", models.PositiveSmallIntegerField()),
+                ("error_code", models.CharField(blank=True, max_length=64)),
+                ("mode", models.CharField(max_length=16)),
+                ("match", models.CharField(blank=True, max_length=16)),
+                ("host", models.CharField(blank=True, max_length=255)),
+                ("requested_url", models.TextField()),
+                ("final_url", models.TextField(blank=True)),
+                ("http_status", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("content_kind", models.CharField(blank=True, max_length=16)),
+                ("content_sha256", models.CharField(blank=True, max_length=64)),
+                ("normalised_sha256", models.CharField(blank=True, max_length=64)),
+                ("pdf_pages_read", models.PositiveIntegerField(blank=True, null=True)),
+                ("fetch_ms", models.FloatField(blank=True, null=True)),
+                ("extract_ms", models.FloatField(blank=True, null=True)),
+                ("match_ms", models.FloatField(blank=True, null=True)),
+                ("total_ms", models.FloatField()),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['outcome', '-created_at'], name='verif_outcome_created')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('error_code', ''), ('outcome', 'answered')), models.Q(models.Q(('outcome', 'answered'), _negated=True), models.Q(('error_code', ''), _negated=True)), _connector='OR'), name='verif_error_code_iff_not_answered')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [
+                    models.Index(fields=["outcome", "-created_at"], name="verif_outcome_created")
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("error_code", ""), ("outcome", "answered")),
+                            models.Q(
+                                models.Q(("outcome", "answered"), _negated=True),
+                                models.Q(("error_code", ""), _negated=True),
+                            ),
+                            _connector="OR",
+                        ),
+                        name="verif_error_code_iff_not_answered",
+                    )
+                ],
             },
         ),
     ]
