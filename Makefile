@@ -35,6 +35,7 @@ migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
 run: migrate
+	$(BIN)/python manage.py ensure_signing_key
 	$(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
 		--access-logfile - --forwarded-allow-ips ""
 

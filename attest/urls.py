@@ -12,6 +12,7 @@ urlpatterns = [
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("", include("receipts.urls")),
     path("", include("verification.urls")),
 ]
 

@@ -20,3 +20,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _receipt_signing_keys(tmp_path_factory):
+    """Every test signs receipts with a throwaway key in a temp dir, never one under var/."""
+    from datetime import UTC, datetime
+
+    from django.test import override_settings
+
+    from receipts.keyring import ensure_key
+
+    directory = tmp_path_factory.mktemp("signing_keys")
+    ensure_key(str(directory), now=datetime.now(UTC))
+    with override_settings(ATTEST_SIGNING_KEYS=str(directory)):
+        yield directory

@@ -1,0 +1,10 @@
+"""Receipt routes: the public keys and the free receipt check."""
+
+from django.urls import path
+
+from receipts import views
+
+urlpatterns = [
+    path(".well-known/jwks.json", views.JwksView.as_view(), name="jwks"),
+    path("v1/receipt/verify", views.ReceiptVerifyView.as_view(), name="receipt-verify"),
+]

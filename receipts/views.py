@@ -1,0 +1,150 @@
+"""/v1/receipt/verify and /.well-known/jwks.json."""
+
+from __future__ import annotations
+
+from django.core.validators import ProhibitNullCharactersValidator
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
+from rest_framework.views import APIView
+
+from receipts import selectors, services
+
+JWKS_MAX_AGE = 300  # short, so a rotated-in key reaches caches within minutes
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers, lists and objects instead of turning them into text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class AnyStringField(StrictCharField):
+    """Any string at all, NUL and lone surrogates included: a receipt is judged, not refused."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators if not _is_character_guard(v)]
+
+
+def _is_character_guard(validator) -> bool:
+    return isinstance(
+        validator, ProhibitNullCharactersValidator | ProhibitSurrogateCharactersValidator
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "ReceiptError"
+
+    error = serializers.DictField(help_text='{"code", "message", "details"}')
+
+
+class JwkSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Jwk"
+
+    kty = serializers.CharField()
+    crv = serializers.CharField()
+    x = serializers.CharField()
+    kid = serializers.CharField(help_text="RFC 7638 JWK thumbprint")
+    use = serializers.CharField()
+    alg = serializers.CharField()
+
+
+class JwksView(APIView):
+    class OutputSerializer(serializers.Serializer):
+        keys = JwkSerializer(many=True)
+
+        class Meta:
+            ref_name = "Jwks"
+
+    @extend_schema(
+        summary="Public receipt keys (JWKS)",
+        description=(
+            "Every Ed25519 key that has signed receipts, the active one first. Retired keys "
+            "stay listed so old receipts keep verifying. Refetch when a receipt names a kid "
+            "you have not seen."
+        ),
+        responses={200: OutputSerializer},
+        tags=["receipts"],
+        auth=[],
+    )
+    def get(self, request: Request) -> Response:
+        response = Response(selectors.public_jwks())
+        response["Cache-Control"] = f"public, max-age={JWKS_MAX_AGE}"
+        return response
+
+
+class ReceiptVerifyView(APIView):
+    class InputSerializer(serializers.Serializer):
+        receipt = AnyStringField(
+            allow_blank=True, trim_whitespace=False, help_text="A compact JWS from any answer."
+        )
+        text = StrictCharField(
+            required=False,
+            allow_blank=True,
+            trim_whitespace=False,
+            help_text="Optional: the page's normalised text, to check the hash and offsets.",
+        )
+        quote = StrictCharField(
+            required=False,
+            allow_blank=True,
+            trim_whitespace=False,
+            help_text="Optional: the quote as you sent it, to find the results it belongs to.",
+        )
+        page = serializers.IntegerField(
+            required=False, default=0, min_value=0, help_text="Index in pages that text is."
+        )
+
+        class Meta:
+            ref_name = "ReceiptVerify"
+
+    class OutputSerializer(serializers.Serializer):
+        valid = serializers.BooleanField()
+        kid = serializers.CharField(allow_null=True)
+        claims = serializers.DictField(required=False)
+        issued_at = serializers.CharField(required=False)
+        key_state = serializers.ChoiceField(choices=["active", "retired"], required=False)
+        checks = serializers.DictField(required=False)
+        reason = serializers.ChoiceField(
+            choices=sorted(services.REASONS), required=False, help_text="Why valid is false."
+        )
+        message = serializers.CharField(required=False)
+
+        class Meta:
+            ref_name = "ReceiptCheck"
+
+    @extend_schema(
+        summary="Check a receipt",
+        description=(
+            "Free. Checks the signature against the published keys and returns the signed "
+            "claims. A receipt that is malformed, altered, signed by an unknown key or of "
+            "another type answers 200 with valid false and a reason code."
+        ),
+        request=InputSerializer,
+        responses={
+            200: OutputSerializer,
+            400: OpenApiResponse(ErrorSerializer, description="invalid_request or invalid_json"),
+            415: OpenApiResponse(ErrorSerializer, description="unsupported_media_type"),
+        },
+        examples=[
+            OpenApiExample(
+                "refused",
+                value={"valid": False, "kid": None, "reason": "malformed", "message": "..."},
+                response_only=True,
+            )
+        ],
+        tags=["receipts"],
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        outcome = services.verify_receipt(**serializer.validated_data)
+        return Response(outcome.as_dict())
