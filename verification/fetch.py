@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -240,13 +242,26 @@ class _PinnedResponseStream(httpx.SyncByteStream):
             self._inner.close()
 
 
+_ssl_context: ssl.SSLContext | None = None
+_ssl_lock = threading.Lock()
+
+
+def _shared_ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context per process: loading the CA bundle costs ~35 ms a time."""
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:
+            _ssl_context = httpx.create_ssl_context(trust_env=False)
+        return _ssl_context
+
+
 class PinnedTransport(httpx.BaseTransport):
     """An httpx transport over httpcore whose connections go only to a checked address."""
 
     def __init__(self, target: Target, deadline: float) -> None:
         self.backend = _PinnedBackend(target, deadline)
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=_shared_ssl_context(),
             max_connections=1,
             retries=0,
             network_backend=self.backend,

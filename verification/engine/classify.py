@@ -146,8 +146,10 @@ def classify_html(
 ) -> Verdict:
     """The verdict for an HTML (or text) answer that arrived whole."""
     from_headers = header_signals(headers)
-    from_body = body_signals(body_start)
     blocking = status in BLOCKING_STATUSES
+    # Body markers only count on a blocking status or a short page, so a long page
+    # is not searched for them at all.
+    from_body = body_signals(body_start) if blocking or visible_chars < LITTLE_TEXT * 4 else []
     # A header is the vendor saying so. A body marker on a page full of text is more
     # likely a widget on a real page (a comment form's CAPTCHA), so it counts on a
     # blocking status or a page with little text.
