@@ -194,6 +194,14 @@ def _receipt(
     )
 
 
+def _outcome(error: AttestError | None) -> str:
+    if error is None:
+        return Verification.Outcome.ANSWERED
+    if error.status_code >= 500 and error.code == "internal_error":
+        return Verification.Outcome.FAILED
+    return Verification.Outcome.REFUSED
+
+
 def _record(
     *,
     route: str,
@@ -210,7 +218,7 @@ def _record(
         route=route,
         request_id=request_id,
         tier=tier,
-        outcome=Verification.Outcome.ANSWERED if error is None else Verification.Outcome.REFUSED,
+        outcome=_outcome(error),
         status_code=200 if error is None else error.status_code,
         error_code="" if error is None else error.code,
         mode=mode,
@@ -275,6 +283,19 @@ def _answer(
             timings=timings,
             page=page,
             error=exc,
+        )
+        raise
+    except Exception:
+        # Kept for staff to find; the exception itself still becomes a logged 500.
+        _record(
+            route=route,
+            request_id=request_id,
+            tier=tier,
+            mode=mode,
+            url=url,
+            timings=timings,
+            page=page,
+            error=AttestError(code="internal_error", status_code=500),
         )
         raise
     _record(
