@@ -48,7 +48,9 @@ class ParsedURL:
 
     @property
     def origin(self) -> str:
-        return f"{self.scheme}://{_host_for_url(self.host, self.ip)}:{self.port}"
+        default = self.port == (443 if self.scheme == "https" else 80)
+        port = "" if default else f":{self.port}"
+        return f"{self.scheme}://{_host_for_url(self.host, self.ip)}{port}"
 
 
 def _parse_ipv4_part(part: str) -> int | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.core.cache import cache
 from protego import Protego
 
@@ -38,15 +40,9 @@ def _cache_key(target: Target) -> str:
 def _load_rules(target: Target) -> tuple[str, str, int]:
     """Fetch robots.txt for the target's origin: (rule, body, seconds to cache)."""
     parsed = target.parsed
+    # Same origin, same checked addresses: robots.txt needs no second DNS answer either.
     robots = Target(
-        parsed=type(parsed)(
-            url=f"{parsed.origin}/robots.txt",
-            scheme=parsed.scheme,
-            host=parsed.host,
-            port=parsed.port,
-            target="/robots.txt",
-            ip=parsed.ip,
-        ),
+        parsed=replace(parsed, url=f"{parsed.origin}/robots.txt", target="/robots.txt"),
         addresses=target.addresses,
     )
     try:

@@ -119,3 +119,8 @@ def test_a_url_of_exactly_2048_characters_is_accepted():
     url = "https://example.org/" + "a" * (2048 - len("https://example.org/"))
     assert len(url) == 2048
     assert parse_url(url).host == "example.org"
+
+
+def test_the_origin_leaves_out_a_default_port():
+    assert parse_url("https://Example.org:443/a?b").origin == "https://example.org"
+    assert parse_url("http://[::1]:8080/").origin == "http://[::1]:8080"

@@ -202,3 +202,69 @@ def test_the_status_and_headers_of_an_error_page_are_kept(pages):
     assert result.http_status == 410
     assert result.headers["x-why"] == "removed"
     assert result.body == b"<p>gone</p>"
+
+
+def _self_signed(tmp_path, name: str) -> tuple[str, str]:
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_path), str(key_path)
+
+
+def test_tls_to_a_pinned_address_sends_the_host_name_and_verifies_the_certificate(tmp_path):
+    import ssl
+    import threading
+
+    name = "attest-sni.invalid"
+    cert, key = _self_signed(tmp_path, name)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server_names: list[str | None] = []
+    context.sni_callback = lambda sock, server_name, ctx: server_names.append(server_name)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+
+    def accept_one() -> None:
+        conn, _ = listener.accept()
+        try:
+            context.wrap_socket(conn, server_side=True).close()
+        except (ssl.SSLError, OSError):
+            pass  # the client refuses our self-signed certificate, as it should
+        finally:
+            listener.close()
+
+    threading.Thread(target=accept_one, daemon=True).start()
+    parsed = parse_url(f"https://{name}:{port}/")
+    result = fetch(Target(parsed=parsed, addresses=("127.0.0.1",)), deadline_seconds=5)
+    assert server_names == [name]
+    assert result.outcome == "connection_failed"
+    assert "CERTIFICATE_VERIFY_FAILED" in result.detail

@@ -505,3 +505,10 @@ def test_exact_matching_of_the_same_quote_is_not_too_costly(api, huge_text_page)
     response = _post(api, url=url, quote=quote, match="exact")
     assert response.status_code == 200
     assert response.json()["result"]["match"] == "none"
+
+
+def test_passages_never_get_match_too_costly(api, huge_text_page):
+    url, _ = huge_text_page
+    response = _post(api, url=url, quote="lorem ipsum dolor " * 50, match="passages")
+    assert response.status_code == 200
+    assert response.json()["result"]["match"] == "passages"
