@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from receipts.services import verify_receipt
 from tests.verification.conftest import gzip_bomb, page, redirect, trickle
 from tests.verification.pdfs import text_pdf
 from verification.engine.classify import ADVICE
@@ -60,8 +61,6 @@ def test_an_exact_quote_is_found_through_curly_quotes_and_nbsp(api, article):
 
 
 def test_the_receipt_signs_the_page_and_result_but_not_the_quote(api, article):
-    from receipts.services import verify_receipt
-
     quote = '"deeply concerned" about the results of the study'
     body = _post(api, url=article, quote=quote).json()
     check = verify_receipt(receipt=body["receipt"])
@@ -407,18 +406,28 @@ def test_a_quote_on_pdf_page_two_reports_page_two(api, pdf_url):
 
 def test_a_quote_across_pdf_pages_two_and_three_reports_both(api, pdf_url):
     quote = "Membership grew by a quarter over the previous year"
-    result = _post(api, url=pdf_url, quote=quote).json()["result"]
+    body = _post(api, url=pdf_url, quote=quote).json()
+    result = body["result"]
     assert result["match"] == "exact"
     assert (result["pdf_page"], result["pdf_page_end"]) == (2, 3)
+    signed = verify_receipt(receipt=body["receipt"]).claims["results"][0]
+    assert (signed["pdf_page"], signed["pdf_page_end"], signed["start"]) == (2, 3, result["start"])
 
 
 def test_every_pdf_passage_has_its_pages(api, pdf_url):
     claim = "Membership rose by a quarter compared with the previous year"
-    result = _post(api, url=pdf_url, quote=claim, match="passages").json()["result"]
+    body = _post(api, url=pdf_url, quote=claim, match="passages").json()
+    result = body["result"]
     assert result["match"] == "passages"
     assert result["passages"]
     for passage in result["passages"]:
         assert 1 <= passage["pdf_page"] <= passage["pdf_page_end"] <= 3
+    best = result["passages"][0]
+    assert (best["pdf_page"], best["pdf_page_end"]) == (2, 3)
+    signed = verify_receipt(receipt=body["receipt"]).claims["results"][0]
+    assert [(p["pdf_page"], p["pdf_page_end"]) for p in signed["passages"]] == [
+        (p["pdf_page"], p["pdf_page_end"]) for p in result["passages"]
+    ]
 
 
 def test_an_edge_server_answers_501_for_a_pdf_and_still_reads_html(api, pdf_url, article, settings):
