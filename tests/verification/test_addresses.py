@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from verification.addresses import InvalidURL, address_problem, is_public_address, parse_url
 
@@ -124,3 +128,20 @@ def test_a_url_of_exactly_2048_characters_is_accepted():
 def test_the_origin_leaves_out_a_default_port():
     assert parse_url("https://Example.org:443/a?b").origin == "https://example.org"
     assert parse_url("http://[::1]:8080/").origin == "http://[::1]:8080"
+
+
+@given(
+    st.integers(min_value=0, max_value=2**32 - 1), st.sampled_from(["dec", "hex", "dotted-octal"])
+)
+def test_every_numeric_spelling_of_an_ipv4_address_canonicalises_to_it(value, form):
+    address = ipaddress.IPv4Address(value)
+    if form == "dec":
+        host = str(value)
+    elif form == "hex":
+        host = hex(value)
+    else:
+        host = ".".join(f"0{int(octet):o}" for octet in str(address).split("."))
+    parsed = parse_url(f"http://{host}/")
+    assert parsed.ip == address
+    assert parsed.host == str(address)
+    assert is_public_address(parsed.ip) == is_public_address(address)
