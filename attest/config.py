@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -91,3 +92,15 @@ def development_secret_key(var_dir: Path) -> str:
         path.write_text(secrets.token_urlsafe(50))
         path.chmod(0o600)
     return path.read_text().strip()
+
+
+_RATE = re.compile(r"(\d+)/(\d*)([smhd])")
+
+
+def request_rate(env: environ.Env, name: str, default: str) -> str:
+    """Read a django-ratelimit rate such as ``600/m``, refusing anything else."""
+    value = env.str(name, default=default).strip()
+    match = _RATE.fullmatch(value)
+    if match is None or int(match.group(1)) < 1:
+        raise ImproperlyConfigured(f"{name} must look like 600/m (count/unit), got {value!r}.")
+    return value

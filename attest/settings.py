@@ -17,6 +17,7 @@ from attest.config import (
     development_secret_key,
     host_port_list,
     positive_number,
+    request_rate,
     strict_bool,
 )
 
@@ -160,6 +161,9 @@ ATTEST_FETCH_MAX_BYTES = int(
     positive_number(env, "ATTEST_FETCH_MAX_BYTES", default=15 * 1024 * 1024)
 )
 ATTEST_PUBLIC_URL = env.str("ATTEST_PUBLIC_URL", default="http://127.0.0.1:8000")
+
+# Requests per credential on the fact-ledger routes (django-ratelimit syntax).
+ATTEST_LEDGER_RATE = request_rate(env, "ATTEST_LEDGER_RATE", default="1200/m")
 
 X402_PAY_TO = env.str("X402_PAY_TO", default="0x000000000000000000000000000000000000dEaD")
 X402_NETWORK = env.str("X402_NETWORK", default="eip155:84532")

@@ -14,6 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("receipts.urls")),
     path("", include("verification.urls")),
+    path("", include("citations.urls")),
 ]
 
 handler400 = "attest.views.bad_request"

@@ -1,0 +1,183 @@
+"""Staff pages for the ledger: read-only except suspending projects and revoking credentials."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.core.paginator import Paginator
+from django.utils.functional import cached_property
+
+from citations import models
+from citations.services import credential_revoke, project_set_suspended
+
+
+def _staff(request) -> str:
+    return f"staff:{request.user.get_username()}"
+
+
+class NoCountPaginator(Paginator):
+    """Counting millions of rows for every page is too slow; pretend there are many."""
+
+    @cached_property
+    def count(self) -> int:
+        return 10**9
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    show_full_result_count = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class BigTableAdmin(ReadOnlyAdmin):
+    paginator = NoCountPaginator
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class CredentialInline(ReadOnlyInline):
+    model = models.Credential
+    fields = ["prefix", "label", "created_at", "revoked_at"]
+    readonly_fields = fields
+
+
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at", "suspended_at"]
+    search_fields = ["name"]
+    fields = ["name", "created_at", "suspended_at"]
+    inlines = [CredentialInline]
+    actions = ["suspend", "reinstate"]
+
+    @admin.action(description="Suspend the selected projects (their credentials answer 403)")
+    def suspend(self, request, queryset):
+        for project in queryset:
+            project_set_suspended(project=project, suspended=True, actor=_staff(request))
+
+    @admin.action(description="Reinstate the selected projects")
+    def reinstate(self, request, queryset):
+        for project in queryset:
+            project_set_suspended(project=project, suspended=False, actor=_staff(request))
+
+    def get_readonly_fields(self, request, obj=None):
+        # Suspension goes through the audited actions, not the form.
+        return ["created_at", "suspended_at"]
+
+
+@admin.register(models.Credential)
+class CredentialAdmin(ReadOnlyAdmin):
+    # Never the secret's hash: only what tells credentials apart.
+    list_display = ["prefix", "project", "label", "created_at", "revoked_at"]
+    fields = ["prefix", "project", "label", "created_at", "revoked_at"]
+    readonly_fields = fields
+    list_filter = ["revoked_at"]
+    list_select_related = ["project"]
+    search_fields = ["prefix", "label", "project__name"]
+    actions = ["revoke"]
+
+    @admin.action(description="Revoke the selected credentials")
+    def revoke(self, request, queryset):
+        for credential in queryset.select_related("project"):
+            credential_revoke(credential=credential, actor=_staff(request))
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # Needed for the revoke action; every field stays read-only.
+        return request.user.is_superuser
+
+
+@admin.register(models.Subject)
+class SubjectAdmin(BigTableAdmin):
+    list_display = ["external_id", "project", "created_at", "erased_at"]
+    list_select_related = ["project"]
+    search_fields = ["external_id"]
+
+
+@admin.register(models.Observation)
+class ObservationAdmin(BigTableAdmin):
+    list_display = ["message_id", "project", "subject", "role", "occurred_at", "received_at"]
+    list_select_related = ["project", "subject"]
+    list_filter = ["role"]
+    search_fields = ["message_id", "session"]
+    raw_id_fields = ["project", "subject"]
+    exclude = ["content"]
+    readonly_fields = ["text"]
+
+    @admin.display(description="text")
+    def text(self, obj) -> str:
+        return bytes(obj.content).decode("utf-8", "replace")
+
+
+class FactVersionInline(ReadOnlyInline):
+    model = models.FactVersion
+    fk_name = "fact"
+    fields = [
+        "seq",
+        "status",
+        "valid_from",
+        "valid_until",
+        "valid_precision",
+        "known_from",
+        "known_until",
+        "superseded_by",
+        "supersession_source_observation",
+        "retraction",
+        "reinterpreted_by",
+    ]
+    readonly_fields = fields
+
+
+class EvidenceInline(ReadOnlyInline):
+    model = models.Evidence
+    fields = ["observation", "byte_start", "byte_end", "extractor_version", "authored_by"]
+    readonly_fields = fields
+
+
+@admin.register(models.Fact)
+class FactAdmin(BigTableAdmin):
+    list_display = ["id", "project", "subject", "predicate", "value", "created_at"]
+    list_select_related = ["project", "subject"]
+    list_filter = ["predicate"]
+    search_fields = ["=id", "value", "statement"]
+    raw_id_fields = ["project", "subject", "generation"]
+    inlines = [FactVersionInline, EvidenceInline]
+
+
+@admin.register(models.Evidence)
+class EvidenceAdmin(BigTableAdmin):
+    list_display = ["id", "fact", "observation", "byte_start", "byte_end", "extractor_version"]
+    raw_id_fields = ["project", "fact", "observation"]
+
+
+@admin.register(models.Generation)
+class GenerationAdmin(ReadOnlyAdmin):
+    list_display = ["id", "project", "kind", "extractor_version", "created_at"]
+    list_select_related = ["project"]
+
+
+@admin.register(models.Retraction)
+class RetractionAdmin(ReadOnlyAdmin):
+    list_display = ["id", "project", "fact", "retracted_by", "retracted_at"]
+    raw_id_fields = ["project", "fact", "replacement"]
+
+
+@admin.register(models.AuditEvent)
+class AuditEventAdmin(BigTableAdmin):
+    list_display = ["seq", "project", "operation", "actor", "source_count", "created_at"]
+    list_select_related = ["project"]
+    list_filter = ["operation"]
+    search_fields = ["request_id", "actor"]

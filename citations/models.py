@@ -1,0 +1,364 @@
+"""The fact ledger's tables: tenancy, messages, bitemporal fact versions, evidence and audit."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+
+class ProjectScopedQuerySet(models.QuerySet):
+    """Every ledger read starts here, so no query can forget the tenant."""
+
+    def for_project(self, project: Project) -> ProjectScopedQuerySet:
+        return self.filter(project=project)
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    suspended_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_suspended(self) -> bool:
+        return self.suspended_at is not None
+
+
+class Credential(models.Model):
+    """A bearer token of one project: only its prefix and SHA-256 are kept."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="credentials")
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_sha256 = models.CharField(max_length=64)
+    label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.project.name}:{self.prefix}"
+
+
+class Subject(models.Model):
+    """Whom facts are about, named by the client's own identifier."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="subjects")
+    external_id = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="subject_unique_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Role(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class Observation(models.Model):
+    """One message exactly as received: its UTF-8 bytes are the ground truth for evidence."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="observations")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="observations")
+    message_id = models.CharField(max_length=200)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    occurred_at = models.DateTimeField()
+    received_at = models.DateTimeField()
+    content = models.BinaryField()
+    content_sha256 = models.CharField(max_length=64)
+    session = models.CharField(max_length=200, blank=True)
+    ordinal = models.PositiveIntegerField(default=0)
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "message_id"], name="observation_unique_id"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="observation_role"),
+        ]
+        indexes = [models.Index(fields=["subject", "occurred_at"])]
+
+    def __str__(self) -> str:
+        return self.message_id
+
+
+class Generation(models.Model):
+    """A run of the extractor that admits facts: the first ingest, or a later rebuild."""
+
+    class Kind(models.TextChoices):
+        INGEST = "ingest"
+        SOURCE_REBUILD = "source_rebuild"
+        PROJECT_REBUILD = "project_rebuild"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generations")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    extractor_version = models.CharField(max_length=64)
+    source_observation = models.ForeignKey(
+        Observation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            # One baseline generation per extractor version; rebuilds add more.
+            models.UniqueConstraint(
+                fields=["project", "extractor_version"],
+                condition=Q(kind="ingest"),
+                name="generation_one_ingest_per_version",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.pk} ({self.extractor_version})"
+
+
+class Fact(models.Model):
+    """The identity and claim of a fact; its intervals live in versions (FactVersion)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="facts")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="facts")
+    predicate = models.CharField(max_length=40)
+    functional = models.BooleanField()
+    value = models.TextField()
+    value_key = models.CharField(max_length=200)
+    statement = models.TextField()
+    source_role = models.CharField(max_length=16)
+    generation = models.ForeignKey(Generation, on_delete=models.PROTECT, related_name="facts")
+    created_at = models.DateTimeField()
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["subject", "predicate", "value_key"])]
+
+    def __str__(self) -> str:
+        return f"{self.predicate}: {self.value}"
+
+
+class Retraction(models.Model):
+    """Someone withdrew a fact; a correction names the fact that replaces it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="retractions")
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="retractions")
+    retracted_by = models.CharField(max_length=200)
+    retracted_at = models.DateTimeField()
+    reason = models.TextField(blank=True)
+    replacement = models.ForeignKey(
+        Fact, null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces"
+    )
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"retraction of {self.fact_id}"
+
+
+class FactVersion(models.Model):
+    """What the ledger believed about a fact over one known-time interval.
+
+    Known time only grows: a change of belief closes the open version (sets
+    ``known_until`` once) and writes the next one. Status is derived from the
+    intervals and links, and the check constraints below keep it so.
+    """
+
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="versions")
+    seq = models.PositiveIntegerField()
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    predicate = models.CharField(max_length=40)
+    functional = models.BooleanField()
+    valid_from = models.DateTimeField()
+    valid_until = models.DateTimeField(null=True, blank=True)
+    valid_from_inclusive = models.BooleanField(default=True)
+    valid_until_inclusive = models.BooleanField(default=False)
+    valid_precision = models.CharField(max_length=10, default="instant")
+    known_from = models.DateTimeField()
+    known_until = models.DateTimeField(null=True, blank=True)
+    known_from_inclusive = models.BooleanField(default=True)
+    known_until_inclusive = models.BooleanField(default=False)
+    status = models.CharField(max_length=20)
+    superseded_by = models.ForeignKey(
+        Fact, null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    supersession_source_observation = models.ForeignKey(
+        Observation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    retraction = models.ForeignKey(
+        Retraction, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reinterpreted_by = models.ForeignKey(
+        Generation, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["fact", "seq"], name="factversion_unique_seq"),
+            models.UniqueConstraint(
+                fields=["fact"],
+                condition=Q(known_until__isnull=True),
+                name="factversion_one_believed",
+            ),
+            # SQLite's guard (PostgreSQL adds an exclusion constraint, migration 0002):
+            # one believed, open-ended value of a functional predicate per subject.
+            models.UniqueConstraint(
+                fields=["subject", "predicate"],
+                condition=Q(functional=True, known_until__isnull=True, valid_until__isnull=True),
+                name="factversion_one_open_functional",
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_until__isnull=True) | Q(valid_until__gte=models.F("valid_from")),
+                name="factversion_valid_order",
+            ),
+            models.CheckConstraint(
+                condition=Q(known_until__isnull=True) | Q(known_until__gte=models.F("known_from")),
+                name="factversion_known_order",
+            ),
+            models.CheckConstraint(
+                condition=Q(superseded_by__isnull=True) | Q(valid_until__isnull=False),
+                name="factversion_superseded_closes_validity",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    superseded_by__isnull=True, supersession_source_observation__isnull=True
+                )
+                | Q(superseded_by__isnull=False, supersession_source_observation__isnull=False),
+                name="factversion_supersession_links_together",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(
+                        status="current",
+                        known_until__isnull=True,
+                        valid_until__isnull=True,
+                        retraction__isnull=True,
+                        reinterpreted_by__isnull=True,
+                    )
+                    | Q(
+                        status="validity_closed",
+                        known_until__isnull=True,
+                        valid_until__isnull=False,
+                        retraction__isnull=True,
+                        reinterpreted_by__isnull=True,
+                    )
+                    | Q(
+                        status="knowledge_closed",
+                        known_until__isnull=False,
+                        retraction__isnull=True,
+                        reinterpreted_by__isnull=True,
+                    )
+                    | Q(status="retracted", known_until__isnull=False, retraction__isnull=False)
+                    | Q(
+                        status="reinterpreted",
+                        known_until__isnull=False,
+                        retraction__isnull=True,
+                        reinterpreted_by__isnull=False,
+                    )
+                ),
+                name="factversion_status_matches_intervals",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["subject", "predicate", "known_from"]),
+            models.Index(fields=["superseded_by"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fact_id} v{self.seq}"
+
+
+class Evidence(models.Model):
+    """Where a fact came from: a byte range of one stored message."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="evidence")
+    observation = models.ForeignKey(Observation, on_delete=models.CASCADE, related_name="evidence")
+    byte_start = models.PositiveIntegerField()
+    byte_end = models.PositiveIntegerField()
+    # Hash of the quoted bytes when they were extracted: resolve re-reads and compares.
+    quote_sha256 = models.CharField(max_length=64)
+    extractor_version = models.CharField(max_length=64)
+    authored_by = models.CharField(max_length=200, blank=True)
+    # When this source says the fact began: a late message between two restatements
+    # of one value splits the fact at the sources, so arrival order never matters.
+    asserted_from = models.DateTimeField(null=True, blank=True)
+    asserted_precision = models.CharField(max_length=10, blank=True)
+    created_at = models.DateTimeField()
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "evidence"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fact", "observation", "byte_start", "byte_end"],
+                name="evidence_unique_span",
+            ),
+            models.CheckConstraint(
+                condition=Q(byte_end__gt=models.F("byte_start")), name="evidence_span_order"
+            ),
+        ]
+        indexes = [models.Index(fields=["fact", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.fact_id} [{self.byte_start}:{self.byte_end}]"
+
+
+class AuditEvent(models.Model):
+    """Who did what to which IDs, and how many sources: never content.
+
+    Rows are chained per project (``hash`` covers the previous row's hash), so a
+    removed or altered row shows. Append-only: the model refuses updates and deletes.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="+")
+    seq = models.PositiveIntegerField()
+    operation = models.CharField(max_length=60)
+    actor = models.CharField(max_length=200)
+    object_ids = models.JSONField(default=list)
+    source_count = models.PositiveIntegerField(default=0)
+    request_id = models.CharField(max_length=128, blank=True)
+    created_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "seq"], name="auditevent_unique_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation} #{self.seq}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ValueError("audit events are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("audit events are append-only")

@@ -1,0 +1,355 @@
+"""Reads of the fact ledger: resolve a citation with verified evidence, and recall facts."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from attest.errors import AttestError, NotFound
+from citations.cursor import BadCursor, decode_cursor, encode_cursor
+from citations.extract.intervals import Interval, status_as_of
+from citations.models import Evidence, Fact, FactVersion, Project, Subject
+
+RESOLVE_DEFAULT_LIMIT = 8
+RESOLVE_MAX_LIMIT = 32
+PAGE_BYTES = 256 * 1024
+CONTEXT_BYTES = 240
+RECALL_MAX = 200
+
+
+class InvalidCitation(AttestError):
+    status_code = 400
+    code = "invalid_citation"
+    message = "The citation ID or the page parameters are malformed."
+
+
+class CitationLimit(AttestError):
+    status_code = 422
+    code = "citation_limit"
+    message = "The source text is too large to return; use a subject export instead."
+
+
+class EvidenceMismatch(AttestError):
+    status_code = 500
+    code = "evidence_mismatch"
+    message = (
+        "The stored source bytes do not match the recorded evidence, so no evidence is "
+        "returned; quote the X-Request-ID when reporting it."
+    )
+
+
+def iso_utc(moment: datetime | None) -> str | None:
+    """An instant as RFC 3339 in UTC with a Z, the form every ledger response uses."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def interval_json(interval: Interval, precision: str | None = None) -> dict[str, Any]:
+    body = {
+        "from": iso_utc(interval.start),
+        "until": iso_utc(interval.end),
+        "from_inclusive": interval.start_inclusive,
+        "until_inclusive": interval.end_inclusive,
+    }
+    if precision is not None:
+        body["from_precision"] = precision
+    return body
+
+
+def _valid(version: FactVersion) -> Interval:
+    return Interval(
+        version.valid_from,
+        version.valid_until,
+        version.valid_from_inclusive,
+        version.valid_until_inclusive,
+    )
+
+
+def _known(version: FactVersion) -> Interval:
+    return Interval(
+        version.known_from,
+        version.known_until,
+        version.known_from_inclusive,
+        version.known_until_inclusive,
+    )
+
+
+def version_tag(version: FactVersion, known: Interval, status: str) -> str:
+    """A short digest that changes whenever what the ledger says about the fact changes."""
+    parts = [
+        str(version.fact_id),
+        str(version.seq),
+        repr(_valid(version)),
+        repr(known),
+        status,
+        str(version.superseded_by_id),
+        str(version.retraction_id),
+        str(version.reinterpreted_by_id),
+    ]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def fact_json(
+    fact: Fact, version: FactVersion, *, known_at: datetime | None = None
+) -> dict[str, Any]:
+    """A fact as one version shows it; with ``known_at``, as it was believed at that time."""
+    known = _known(version)
+    if known_at is None:
+        status = version.status
+    else:
+        status = status_as_of(
+            valid=_valid(version),
+            known=known,
+            retracted=version.retraction_id is not None,
+            reinterpreted=version.reinterpreted_by_id is not None,
+            known_at=known_at,
+        )
+        known = known.as_seen_at(known_at)
+    retraction = None
+    # A retraction recorded after ``known_at`` was not yet known then.
+    if version.retraction_id is not None and known.end is not None:
+        retraction = {
+            "id": str(version.retraction.pk),
+            "retracted_by": version.retraction.retracted_by,
+            "retracted_at": iso_utc(version.retraction.retracted_at),
+            "replacement_id": str(version.retraction.replacement_id)
+            if version.retraction.replacement_id
+            else None,
+        }
+    return {
+        "id": str(fact.pk),
+        "version": version_tag(version, known, status),
+        "subject": fact.subject.external_id,
+        "predicate": fact.predicate,
+        "value": fact.value,
+        "statement": fact.statement,
+        "source_role": fact.source_role,
+        "status": status,
+        "valid": interval_json(_valid(version), version.valid_precision),
+        "known": interval_json(known),
+        "superseded_by": str(version.superseded_by_id) if version.superseded_by_id else None,
+        "supersession_source_observation_id": str(version.supersession_source_observation_id)
+        if version.supersession_source_observation_id
+        else None,
+        "retraction": retraction,
+        "generation": version.fact.generation_id,
+        "reinterpreted_by": version.reinterpreted_by_id,
+    }
+
+
+# --- resolve ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolvedCitation:
+    body: dict[str, Any]
+    fact_id: str
+    source_count: int
+
+
+def _parse_id(raw: Any) -> uuid.UUID:
+    if not isinstance(raw, str):
+        raise InvalidCitation(details={"field": "id"})
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise InvalidCitation(details={"field": "id"}) from None
+
+
+def _parse_limit(raw: Any) -> int:
+    if raw is None:
+        return RESOLVE_DEFAULT_LIMIT
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= RESOLVE_MAX_LIMIT:
+        raise InvalidCitation(
+            f"limit must be a whole number from 1 to {RESOLVE_MAX_LIMIT}.",
+            details={"field": "limit"},
+        )
+    return raw
+
+
+def _parse_after(raw: Any, fact_id: uuid.UUID) -> int:
+    if raw is None:
+        return 0
+    token = raw.get("cursor") if isinstance(raw, dict) else raw
+    if not isinstance(token, str):
+        raise InvalidCitation(
+            "after must be the next value of the previous page, unchanged.",
+            details={"field": "after"},
+        )
+    try:
+        position = decode_cursor(token, scope=f"resolve:{fact_id}")
+    except BadCursor:
+        raise InvalidCitation(
+            "after must be the next value of the previous page, unchanged.",
+            details={"field": "after"},
+        ) from None
+    if len(position) != 1 or not isinstance(position[0], int):
+        raise InvalidCitation(details={"field": "after"})
+    return position[0]
+
+
+def _char_start(content: bytes, index: int) -> int:
+    """Move ``index`` forward to the first byte of a UTF-8 character."""
+    while 0 < index < len(content) and content[index] & 0xC0 == 0x80:
+        index += 1
+    return index
+
+
+def _char_end(content: bytes, index: int) -> int:
+    """Move ``index`` back so the bytes before it end on a whole UTF-8 character."""
+    while 0 < index < len(content) and content[index] & 0xC0 == 0x80:
+        index -= 1
+    return index
+
+
+def verified_evidence(evidence: Evidence) -> dict[str, Any]:
+    """Re-read the message bytes and check them against the evidence, or refuse."""
+    observation = evidence.observation
+    content = bytes(observation.content)
+    start, end = evidence.byte_start, evidence.byte_end
+    quote_bytes = content[start:end]
+    if (
+        hashlib.sha256(content).hexdigest() != observation.content_sha256
+        or not 0 <= start < end <= len(content)
+        or hashlib.sha256(quote_bytes).hexdigest() != evidence.quote_sha256
+    ):
+        raise EvidenceMismatch(details={"evidence_id": evidence.pk})
+    ctx_start = _char_start(content, max(0, start - CONTEXT_BYTES))
+    ctx_end = _char_end(content, min(len(content), end + CONTEXT_BYTES))
+    try:
+        quote = quote_bytes.decode("utf-8")
+        context = content[ctx_start:ctx_end].decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvidenceMismatch(details={"evidence_id": evidence.pk}) from None
+    row = {
+        "source_observation_id": str(observation.pk),
+        "source_message_id": observation.message_id,
+        "source_ordinal": observation.ordinal,
+        "role": observation.role,
+        "occurred_at": iso_utc(observation.occurred_at),
+        "quote": quote,
+        "byte_start": start,
+        "byte_end": end,
+        "context": context,
+        "context_complete": ctx_start == 0 and ctx_end == len(content),
+        "extractor_version": evidence.extractor_version,
+    }
+    if evidence.authored_by:
+        row["authored_by"] = evidence.authored_by
+    return row
+
+
+def _row_bytes(row: dict[str, Any]) -> int:
+    return len(row["quote"].encode("utf-8")) + len(row["context"].encode("utf-8"))
+
+
+def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitation:
+    """The seed's resolve: a fact with a page of evidence, every byte checked on each call."""
+    if not isinstance(payload, dict):
+        raise InvalidCitation()
+    fact_id = _parse_id(payload.get("id"))
+    limit = _parse_limit(payload.get("limit"))
+    after = _parse_after(payload.get("after"), fact_id)
+    # The latest version carries the fact: one query for both.
+    version = (
+        FactVersion.objects.for_project(project)
+        .select_related("fact", "fact__subject", "retraction")
+        .filter(
+            fact_id=fact_id,
+            fact__erased_at__isnull=True,
+            fact__subject__erased_at__isnull=True,
+        )
+        .order_by("-seq")
+        .first()
+    )
+    if version is None:
+        raise NotFound("No fact with this ID exists in this project.")
+    fact = version.fact
+    rows = list(
+        Evidence.objects.for_project(project)
+        .filter(fact=fact, pk__gt=after, observation__erased_at__isnull=True)
+        .select_related("observation")
+        .order_by("pk")[: limit + 1]
+    )
+    body = fact_json(fact, version)
+    budget = PAGE_BYTES - len(fact.statement.encode("utf-8"))
+    page: list[dict[str, Any]] = []
+    last_id = None
+    for evidence in rows[:limit]:
+        # A mismatch raises before anything is returned: never a partial, wrong answer.
+        row = verified_evidence(evidence)
+        size = _row_bytes(row)
+        if size > budget:
+            if not page:
+                raise CitationLimit(details={"evidence_id": evidence.pk, "bytes": size})
+            break
+        budget -= size
+        page.append(row)
+        last_id = evidence.pk
+    body["evidence"] = page
+    if len(page) < len(rows):
+        body["next"] = {"cursor": encode_cursor(scope=f"resolve:{fact_id}", position=[last_id])}
+    return ResolvedCitation(body=body, fact_id=str(fact.pk), source_count=len(page))
+
+
+# --- recall ----------------------------------------------------------------
+
+
+def recall_facts(
+    *,
+    project: Project,
+    subject_id: str,
+    predicate: str | None = None,
+    query: str | None = None,
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+    limit: int = 50,
+) -> list[dict[str, Any]]:
+    """Facts about a subject true at ``valid_at`` as believed at ``known_at``.
+
+    Both default to now; a ``known_at`` alone also sets ``valid_at`` (what was believed
+    true at that time). An end date recorded after ``known_at`` is not shown.
+    """
+    now = timezone.now()
+    as_of_known = known_at is not None
+    known_at = known_at or now
+    valid_at = valid_at or known_at
+    subject = (
+        Subject.objects.for_project(project)
+        .filter(external_id=subject_id, erased_at__isnull=True)
+        .first()
+    )
+    if subject is None:
+        return []
+    versions = (
+        FactVersion.objects.for_project(project)
+        .filter(subject=subject, known_from__lte=known_at, valid_from__lte=valid_at)
+        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
+        .filter(fact__erased_at__isnull=True)
+        .select_related("fact", "fact__subject", "retraction")
+        .order_by("predicate", "-valid_from", "fact_id")
+    )
+    if predicate:
+        versions = versions.filter(predicate=predicate)
+    if query:
+        versions = versions.filter(
+            Q(fact__statement__icontains=query) | Q(fact__value__icontains=query)
+        )
+    facts = []
+    for version in versions.iterator(chunk_size=200):
+        valid, known = _valid(version), _known(version)
+        # The database filter is inclusive on both ends; the interval rules are exact.
+        if not (valid.contains(valid_at) and known.contains(known_at)):
+            continue
+        facts.append(fact_json(version.fact, version, known_at=known_at if as_of_known else None))
+        if len(facts) >= limit:
+            break
+    return facts

@@ -1,0 +1,182 @@
+"""Request validation and the documented response shapes of the ledger routes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from citations.extract.extractor import PREDICATES
+from citations.models import Role
+
+MAX_MESSAGES = 100
+MAX_MESSAGE_BYTES = 1024 * 1024
+# Clocks differ a little; a message "from the future" beyond this is refused.
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+class MessageIn(serializers.Serializer):
+    id = serializers.CharField(max_length=200)
+    role = serializers.ChoiceField(choices=Role.values)
+    text = serializers.CharField(trim_whitespace=False)
+    occurred_at = serializers.DateTimeField()
+    session = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    ordinal = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
+
+    def validate_text(self, value: str) -> str:
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
+            raise serializers.ValidationError(f"A message is at most {MAX_MESSAGE_BYTES} bytes.")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise serializers.ValidationError("The text is not valid Unicode.") from None
+        return value
+
+    def validate_occurred_at(self, value):
+        if value > timezone.now() + CLOCK_SKEW:
+            raise serializers.ValidationError("occurred_at is in the future.")
+        return value
+
+
+class ObservationsIn(serializers.Serializer):
+    subject = serializers.CharField(max_length=200)
+    messages = MessageIn(many=True, allow_empty=False, max_length=MAX_MESSAGES)
+
+    def validate_messages(self, value: list[dict]) -> list[dict]:
+        ids = [message["id"] for message in value]
+        if len(set(ids)) != len(ids):
+            raise serializers.ValidationError("Message IDs must be unique within a request.")
+        return value
+
+
+class AsOf(serializers.Serializer):
+    valid_at = serializers.DateTimeField(required=False)
+    known_at = serializers.DateTimeField(required=False)
+
+
+class RecallIn(serializers.Serializer):
+    subject = serializers.CharField(max_length=200)
+    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
+    query = serializers.CharField(max_length=200, required=False)
+    as_of = AsOf(required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+
+
+class ResolveIn(serializers.Serializer):
+    """Documentation only: resolve parses its own input so every fault is invalid_citation."""
+
+    id = serializers.UUIDField()
+    limit = serializers.IntegerField(min_value=1, max_value=32, default=8)
+    after = serializers.JSONField(
+        required=False, help_text="The previous page's `next`, sent back unchanged."
+    )
+
+
+# --- responses (documentation of the shapes the selectors build) -------------
+
+
+class IntervalOut(serializers.Serializer):
+    # "from" is a Python keyword, so the field is declared below.
+    until = serializers.DateTimeField(allow_null=True)
+    from_inclusive = serializers.BooleanField()
+    until_inclusive = serializers.BooleanField()
+    from_precision = serializers.ChoiceField(
+        choices=["instant", "day", "week", "month", "year"], required=False
+    )
+
+
+IntervalOut._declared_fields["from"] = serializers.DateTimeField()
+
+
+class RetractionOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    retracted_by = serializers.CharField()
+    retracted_at = serializers.DateTimeField()
+    replacement_id = serializers.UUIDField(allow_null=True)
+
+
+class FactOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    version = serializers.CharField()
+    subject = serializers.CharField()
+    predicate = serializers.CharField()
+    value = serializers.CharField()
+    statement = serializers.CharField()
+    source_role = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=["current", "validity_closed", "knowledge_closed", "retracted", "reinterpreted"]
+    )
+    valid = IntervalOut()
+    known = IntervalOut()
+    superseded_by = serializers.UUIDField(allow_null=True)
+    supersession_source_observation_id = serializers.UUIDField(allow_null=True)
+    retraction = RetractionOut(allow_null=True)
+    generation = serializers.IntegerField()
+    reinterpreted_by = serializers.IntegerField(allow_null=True)
+
+
+class EvidenceOut(serializers.Serializer):
+    source_observation_id = serializers.UUIDField()
+    source_message_id = serializers.CharField()
+    source_ordinal = serializers.IntegerField()
+    role = serializers.CharField()
+    occurred_at = serializers.DateTimeField()
+    quote = serializers.CharField()
+    byte_start = serializers.IntegerField()
+    byte_end = serializers.IntegerField()
+    context = serializers.CharField()
+    context_complete = serializers.BooleanField()
+    extractor_version = serializers.CharField()
+    authored_by = serializers.CharField(required=False)
+
+
+class CursorOut(serializers.Serializer):
+    cursor = serializers.CharField()
+
+
+class ResolveOut(FactOut):
+    evidence = EvidenceOut(many=True)
+    next = CursorOut(required=False, help_text="Send back unchanged as `after`; absent at the end.")
+
+
+class ObservationOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    message_id = serializers.CharField()
+    subject = serializers.CharField()
+    role = serializers.CharField()
+    occurred_at = serializers.DateTimeField()
+    received_at = serializers.DateTimeField()
+    sha256 = serializers.CharField()
+    bytes = serializers.IntegerField()
+    session = serializers.CharField()
+    ordinal = serializers.IntegerField()
+    created = serializers.BooleanField(help_text="False when the message ID was already stored.")
+
+
+class IngestedFactOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    predicate = serializers.CharField()
+    value = serializers.CharField()
+    statement = serializers.CharField()
+    status = serializers.CharField()
+    change = serializers.ChoiceField(choices=["created", "evidence_added", "validity_closed"])
+
+
+class ObservationsOut(serializers.Serializer):
+    observations = ObservationOut(many=True)
+    facts = IngestedFactOut(many=True)
+
+
+class RecallOut(serializers.Serializer):
+    facts = FactOut(many=True)
+
+
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField()
+
+
+class ErrorOut(serializers.Serializer):
+    error = ErrorDetail()

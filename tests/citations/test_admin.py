@@ -1,0 +1,84 @@
+"""Staff browse the ledger in the admin; no page shows a credential's secret or its hash."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from citations.models import Credential, Fact, Observation
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(client, django_user_model):
+    user = django_user_model.objects.create_superuser("staff", "staff@example.org", "pw")
+    client.force_login(user)
+    return client
+
+
+def test_admin_lists_and_shows_ledger_objects(staff, ledger):
+    ledger.ingest("u", ("m1", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"))
+    fact = Fact.objects.get()
+    observation = Observation.objects.get()
+    # Fact versions have no page of their own: they are shown inline on the fact.
+    for name in [
+        "project",
+        "credential",
+        "subject",
+        "observation",
+        "fact",
+        "evidence",
+        "auditevent",
+        "generation",
+        "retraction",
+    ]:
+        url = reverse(f"admin:citations_{name}_changelist")
+        assert staff.get(url).status_code == 200, name
+    page = staff.get(reverse("admin:citations_fact_change", args=[fact.pk]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Dublin" in html
+    assert str(observation.pk) in html or "m1" in html  # evidence inline
+    assert (
+        staff.get(reverse("admin:citations_observation_change", args=[observation.pk])).status_code
+        == 200
+    )
+
+
+def test_no_admin_page_shows_the_secret(staff, ledger):
+    credential = Credential.objects.get(project=ledger.project)
+    pages = [
+        reverse("admin:citations_credential_changelist"),
+        reverse("admin:citations_credential_change", args=[credential.pk]),
+        reverse("admin:citations_project_change", args=[ledger.project.pk]),
+    ]
+    for url in pages:
+        html = staff.get(url).content.decode()
+        assert credential.prefix in html
+        assert credential.secret_sha256 not in html
+        assert ledger.token not in html
+
+
+def test_admin_suspension_and_revocation_go_through_audited_services(staff, ledger):
+    from citations.models import AuditEvent, Project
+
+    changelist = reverse("admin:citations_project_changelist")
+    staff.post(changelist, {"action": "suspend", "_selected_action": [ledger.project.pk]})
+    assert Project.objects.get(pk=ledger.project.pk).suspended_at is not None
+    assert ledger.recall("u").status_code == 403
+    staff.post(changelist, {"action": "reinstate", "_selected_action": [ledger.project.pk]})
+    assert ledger.recall("u").status_code == 200
+
+    credential = Credential.objects.get(project=ledger.project)
+    staff.post(
+        reverse("admin:citations_credential_changelist"),
+        {"action": "revoke", "_selected_action": [credential.pk]},
+    )
+    assert ledger.recall("u").status_code == 401
+    operations = list(
+        AuditEvent.objects.filter(project=ledger.project, actor="staff:staff")
+        .order_by("seq")
+        .values_list("operation", flat=True)
+    )
+    assert operations == ["project.suspend", "project.reinstate", "credential.revoke"]

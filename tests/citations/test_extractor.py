@@ -1,0 +1,167 @@
+"""The extractor: which statements become facts, their dates, and exact byte offsets."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from citations.extract.extractor import CARDINALITY, EXTRACTOR_VERSION, extract
+
+SENT = datetime(2026, 3, 4, 10, 11, 58, tzinfo=UTC)
+
+
+def only(text: str, at: datetime = SENT):
+    facts = extract(text, occurred_at=at)
+    assert len(facts) == 1, facts
+    return facts[0]
+
+
+def test_seed_example_is_lives_in_from_the_first_of_march():
+    fact = only("I moved to Dublin in March. Still settling in.")
+    assert fact.predicate == "lives_in"
+    assert fact.value == "Dublin"
+    assert fact.valid_from == datetime(2026, 3, 1, tzinfo=UTC)
+    assert fact.valid_precision == "month"
+    assert fact.quote == "I moved to Dublin in March"
+    assert (fact.byte_start, fact.byte_end) == (0, 26)
+    assert fact.statement == "I moved to Dublin in March."
+
+
+def test_offsets_are_utf8_bytes_after_multibyte_text():
+    text = "Grüße aus 東京! 🙂 I work at Ærø Shipping now."
+    fact = only(text)
+    raw = text.encode("utf-8")
+    assert raw[fact.byte_start : fact.byte_end].decode("utf-8") == fact.quote
+    assert fact.quote == "I work at Ærø Shipping now"
+    # Byte offsets, not code points: the prefix has multibyte characters.
+    assert fact.byte_start > text.index("I work")
+    assert fact.value == "Ærø Shipping"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do I live in Dublin?",
+        "I live in Dublin?",
+        "Maybe I live in Dublin.",
+        "I think I moved to Dublin in March.",
+        "I might move to Dublin.",
+        "I live in Dublin, probably.",
+        "I don't live in Dublin.",
+        "I do not work at Acme.",
+        "I never lived in Paris.",
+        "I no longer work at Acme.",
+        "I used to live in Cork.",
+        "You live in Dublin.",
+        "She works at Acme.",
+        "My friend moved to Rome in May.",
+        "I will move to Oslo.",
+        "I moved to Oslo in 2031.",
+        "I live there.",
+        "I'm not sure, but I live in Dublin.",
+        "Maybe; I work at Acme.",
+    ],
+)
+def test_questions_hedges_negations_and_third_persons_yield_nothing(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate", "value"),
+    [
+        ("I live in Galway.", "lives_in", "Galway"),
+        ("I'm living in Cork these days.", "lives_in", "Cork"),
+        ("I work at Acme Corp as an engineer.", "works_at", "Acme Corp"),
+        ("I joined Globex.", "works_at", "Globex"),
+        ("My name is Ada Lovelace.", "name", "Ada Lovelace"),
+        ("Call me Sam.", "name", "Sam"),
+        ("I love hiking in the mountains.", "likes", "hiking in the mountains"),
+        ("I hate mornings.", "dislikes", "mornings"),
+        ("I have a dog named Rex.", "has_pet", "a dog named Rex"),
+        ("I was born on 3 March 1990.", "born_on", "1990-03-03"),
+        ("I was born in 1985.", "born_on", "1985"),
+        ("My birthday is the 29th of February.", "birthday", "02-29"),
+        ("I'm allergic to penicillin.", "allergic_to", "penicillin"),
+        ("I speak Irish.", "speaks", "Irish"),
+    ],
+)
+def test_each_documented_predicate_is_found(text, predicate, value):
+    fact = only(text)
+    assert (fact.predicate, fact.value) == (predicate, value)
+    assert fact.cardinality == CARDINALITY[predicate]
+
+
+def test_functional_and_multi_valued_predicates_have_their_cardinality():
+    assert {p for p, c in CARDINALITY.items() if c == "one"} >= {"lives_in", "works_at", "name"}
+    assert {p for p, c in CARDINALITY.items() if c == "many"} >= {
+        "likes",
+        "dislikes",
+        "has_pet",
+        "allergic_to",
+        "speaks",
+    }
+
+
+def test_lists_become_one_fact_per_item_with_the_same_quote():
+    facts = extract("I speak French, German and Irish.", occurred_at=SENT)
+    assert [f.value for f in facts] == ["French", "German", "Irish"]
+    assert len({(f.byte_start, f.byte_end) for f in facts}) == 1
+
+
+def test_two_clauses_in_one_sentence_give_two_quotes():
+    text = "I moved to Cork in May, and I work at Acme."
+    facts = extract(text, occurred_at=SENT)
+    assert [f.predicate for f in facts] == ["lives_in", "works_at"]
+    assert [f.quote for f in facts] == ["I moved to Cork in May", "I work at Acme"]
+    for fact in facts:
+        assert text.encode()[fact.byte_start : fact.byte_end].decode() == fact.quote
+
+
+@pytest.mark.parametrize(
+    ("phrase", "expected", "precision"),
+    [
+        ("in March", datetime(2026, 3, 1, tzinfo=UTC), "month"),
+        # A month later in the year than the message is last year's.
+        ("in November", datetime(2025, 11, 1, tzinfo=UTC), "month"),
+        ("since 2019", datetime(2019, 1, 1, tzinfo=UTC), "year"),
+        ("in June 2024", datetime(2024, 6, 1, tzinfo=UTC), "month"),
+        ("on 2025-12-24", datetime(2025, 12, 24, tzinfo=UTC), "day"),
+        ("yesterday", datetime(2026, 3, 3, tzinfo=UTC), "day"),
+        ("last week", datetime(2026, 2, 23, tzinfo=UTC), "week"),
+        ("last month", datetime(2026, 2, 1, tzinfo=UTC), "month"),
+        ("last year", datetime(2025, 1, 1, tzinfo=UTC), "year"),
+        ("two years ago", datetime(2024, 1, 1, tzinfo=UTC), "year"),
+        ("3 days ago", datetime(2026, 3, 1, tzinfo=UTC), "day"),
+        ("a month ago", datetime(2026, 2, 1, tzinfo=UTC), "month"),
+    ],
+)
+def test_relative_dates_resolve_against_message_time_with_precision(phrase, expected, precision):
+    fact = only(f"I moved to Lisbon {phrase}.")
+    assert fact.value == "Lisbon"
+    assert (fact.valid_from, fact.valid_precision) == (expected, precision)
+
+
+def test_no_date_means_valid_from_the_message_time():
+    fact = only("I live in Galway.")
+    assert (fact.valid_from, fact.valid_precision) == (SENT, "instant")
+
+
+@given(st.datetimes(min_value=datetime(2001, 1, 1), max_value=datetime(2099, 12, 31)))
+def test_resolved_dates_are_never_after_the_message(naive):
+    sent = naive.replace(tzinfo=UTC)
+    for phrase in ["in March", "in December", "yesterday", "last week", "two years ago"]:
+        for fact in extract(f"I moved to Oslo {phrase}.", occurred_at=sent):
+            assert fact.valid_from <= sent
+
+
+def test_version_names_the_rules_hash():
+    assert re.fullmatch(r"extract/v2:[0-9a-f]{12}", EXTRACTOR_VERSION)
+
+
+def test_extraction_is_deterministic():
+    text = "I moved to Dublin in March. I like tea, and I have two cats."
+    assert extract(text, occurred_at=SENT) == extract(text, occurred_at=SENT)

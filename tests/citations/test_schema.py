@@ -1,0 +1,22 @@
+"""The OpenAPI schema documents every ledger route with each of its error responses."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("path", "statuses"),
+    [
+        ("/v1/observations", {"201", "400", "401", "403", "409", "429"}),
+        ("/v1/recall", {"200", "400", "401", "403", "429"}),
+        ("/v1/citations/resolve", {"200", "400", "401", "403", "404", "422", "429", "500"}),
+    ],
+)
+def test_schema_lists_each_ledger_route_with_its_errors(api, path, statuses):
+    schema = api.get("/v1/openapi.json").json()
+    operation = schema["paths"][path]["post"]
+    assert set(operation["responses"]) == statuses
+    assert operation["security"] == [{"projectCredential": []}]
