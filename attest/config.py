@@ -73,6 +73,18 @@ def host_port_list(env: environ.Env, name: str) -> frozenset[tuple[str, int]]:
     return frozenset(pairs)
 
 
+def positive_number(env: environ.Env, name: str, default: float) -> float:
+    """Read a number greater than zero, refusing anything else."""
+    raw = env.str(name, default=str(default)).strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}.") from None
+    if not value > 0 or value == float("inf"):
+        raise ImproperlyConfigured(f"{name} must be a positive number, got {raw!r}.")
+    return value
+
+
 def development_secret_key(var_dir: Path) -> str:
     """Return the development SECRET_KEY kept under var/, creating it once."""
     path = var_dir / "secret_key"

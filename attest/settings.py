@@ -18,6 +18,7 @@ from attest.config import (
     development_secret_key,
     host_port_list,
     ip_network_list,
+    positive_number,
     request_rate,
     strict_bool,
 )
@@ -155,6 +156,12 @@ ATTEST_CROSSREF_URL = env.url("ATTEST_CROSSREF_URL", default="https://api.crossr
 # host:port pairs that may be fetched although their address is private. Tests and demos only.
 ATTEST_FETCH_ALLOW = host_port_list(env, "ATTEST_FETCH_ALLOW")
 ATTEST_EDGE = strict_bool(env, "ATTEST_EDGE", default=False)
+# The whole of one page fetch (every redirect hop and body read), in seconds.
+ATTEST_FETCH_DEADLINE = positive_number(env, "ATTEST_FETCH_DEADLINE", default=20.0)
+# Decoded bytes read from one page; a compressed body stops at this many.
+ATTEST_FETCH_MAX_BYTES = int(
+    positive_number(env, "ATTEST_FETCH_MAX_BYTES", default=15 * 1024 * 1024)
+)
 ATTEST_PUBLIC_URL = env.str("ATTEST_PUBLIC_URL", default="http://127.0.0.1:8000")
 
 # Requests per credential on the fact-ledger routes (django-ratelimit syntax).

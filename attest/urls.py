@@ -13,6 +13,7 @@ urlpatterns = [
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("", include("receipts.urls")),
+    path("", include("verification.urls")),
     path("", include("citations.urls")),
 ]
 

@@ -1,0 +1,157 @@
+"""The text a reader sees on an HTML page, read with lxml, plus the facts around it."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+
+import lxml.html
+from lxml import etree
+
+# Never rendered as text.
+SKIPPED_TAGS = frozenset(
+    {"script", "style", "template", "noscript", "head", "title", "meta", "link", "base"}
+    | {"iframe", "object", "embed", "svg", "math", "canvas", "select", "datalist", "textarea"}
+)
+# Separated from their neighbours by a line break when read.
+BLOCK_TAGS = frozenset(
+    {"address", "article", "aside", "blockquote", "body", "br", "caption", "dd", "details"}
+    | {"dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form"}
+    | {"h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "li", "main", "nav"}
+    | {"ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th"}
+    | {"thead", "tr", "ul", "option", "legend", "menu", "html"}
+)
+MOUNT_IDS = frozenset({"root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app"})
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.I)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+# huge_tree lifts libxml2's nesting limit of 256, past which it silently drops text
+# a browser still shows; the fetcher's byte cap bounds the document instead.
+_PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=False, no_network=True)
+
+
+@dataclass
+class HtmlText:
+    text: str  # visible text, blocks separated by "\n"; not yet normalised
+    title: str = ""
+    hidden_text: str = ""  # text a reader does not see but an agent reading the source might
+    meta: dict[str, list[str]] = field(default_factory=dict)  # name/property (lower) -> contents
+    links: list[str] = field(default_factory=list)
+    scripts: int = 0
+    mount_node: bool = False
+    noscript_text: str = ""
+
+
+def _charset_ok(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode_html(body: bytes, header_charset: str | None = None) -> str:
+    """Decode an HTML body: BOM, then the Content-Type charset, then <meta charset>, then UTF-8."""
+    for bom, encoding in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16")):
+        if body.startswith(bom):
+            return body.decode(encoding, errors="replace").lstrip("\ufeff")
+    if body.startswith(codecs.BOM_UTF16_BE):
+        return body.decode("utf-16", errors="replace").lstrip("\ufeff")
+    encoding = _charset_ok(header_charset)
+    if encoding is None:
+        found = _META_CHARSET.search(body[:4096])
+        encoding = _charset_ok(found.group(1).decode("ascii")) if found else None
+    return body.decode(encoding or "utf-8", errors="replace")
+
+
+def _is_hidden(element: etree._Element) -> bool:
+    if element.get("hidden") is not None:
+        return True
+    if (element.get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    if element.tag == "input" and (element.get("type") or "").lower() == "hidden":
+        return True
+    return bool(_HIDDEN_STYLE.search(element.get("style") or ""))
+
+
+def parse_html(markup: str) -> etree._Element | None:
+    markup = _XML_DECLARATION.sub("", markup, count=1)
+    if not markup.strip():
+        return None
+    try:
+        return lxml.html.document_fromstring(markup, parser=_PARSER)
+    except (etree.ParserError, ValueError):
+        return None
+
+
+def html_text(markup: str) -> HtmlText:
+    """Visible text of a page in document order, with the hidden text kept apart.
+
+    The whole visible text is read, not a guess at the main article, so
+    offsets into it are the same for anyone who reads the page this way.
+    """
+    root = parse_html(markup)
+    if root is None:
+        return HtmlText(text="")
+    visible: list[str] = []
+    hidden: list[str] = []
+    result = HtmlText(text="")
+
+    title = root.find(".//title")
+    if title is not None:
+        result.title = " ".join((title.text_content() or "").split())
+    for meta in root.iter("meta"):
+        key = (meta.get("name") or meta.get("property") or "").strip().lower()
+        if key and meta.get("content") is not None:
+            result.meta.setdefault(key, []).append(meta.get("content").strip())
+    result.links = [a.get("href", "") for a in root.iter("a") if a.get("href")]
+    result.scripts = sum(1 for _ in root.iter("script"))
+    result.noscript_text = " ".join(
+        " ".join(n.text_content().split()) for n in root.iter("noscript")
+    )
+    for element in root.iter("div", "main", "section", "body"):
+        is_mount = (element.get("id") or "").lower() in MOUNT_IDS or element.get(
+            "ng-app"
+        ) is not None
+        if is_mount and not element.text_content().strip():
+            result.mount_node = True
+            break
+
+    # An explicit stack instead of recursion: hostile pages nest deeper than Python's limit.
+    # Entries are (element, hidden) to open or a string to emit after the element's children.
+    stack: list[tuple[etree._Element, bool] | tuple[str, bool]] = [(root, False)]
+    while stack:
+        item, in_hidden = stack.pop()
+        out = hidden if in_hidden else visible
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        element = item
+        tag = element.tag if isinstance(element.tag, str) else None
+        if tag is None:  # comment or processing instruction: its tail is still text
+            if element.tail:
+                out.append(element.tail)
+            continue
+        tag = tag.lower()
+        is_block = tag in BLOCK_TAGS
+        if tag in SKIPPED_TAGS:
+            if element.tail:
+                stack.append((element.tail, in_hidden))
+            continue
+        child_hidden = in_hidden or _is_hidden(element)
+        # Pushed in reverse: tail last, then closing separator, children, opening.
+        if element.tail:
+            stack.append((element.tail, in_hidden))
+        if is_block:
+            stack.append(("\n", in_hidden))
+        for child in reversed(element):
+            stack.append((child, child_hidden))
+        if element.text:
+            stack.append((element.text, child_hidden))
+        if is_block:
+            stack.append(("\n", in_hidden))
+    result.text = "".join(visible)
+    result.hidden_text = "".join(hidden)
+    return result

@@ -1,0 +1,203 @@
+"""Turn a fetched answer into a page: its verdict, the text a reader sees, DOI and flags."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from attest.errors import NotOnEdge
+from verification.engine.classify import ADVICE, Verdict, classify_html
+from verification.engine.doi import find_doi
+from verification.engine.html_text import decode_html, html_text
+from verification.engine.injection import injection_flags
+from verification.engine.normalise import Normalised, normalise
+from verification.engine.pdf_text import PdfText, PdfUnreadable
+from verification.fetch import FetchResult
+from verification.pdf_pool import PdfTimeout, read_pdf
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+TEXT_TYPES = frozenset({"text/plain"})
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+SNIFFED_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
+
+_OUTCOME_VERDICTS = {
+    "timeout": Verdict("timeout", ["deadline_exceeded"]),
+    "too_large": Verdict("too_large", ["body_over_limit"]),
+    "connection_failed": Verdict("http_error", ["connection_failed"]),
+    "too_many_redirects": Verdict("http_error", ["too_many_redirects"]),
+    "bad_encoding": Verdict("unsupported", ["content_encoding"]),
+}
+
+
+@dataclass
+class Page:
+    """A fetched page as verification sees it."""
+
+    requested_url: str
+    final_url: str
+    http_status: int | None
+    content_kind: str
+    signals: list[str]
+    retrieved_at: datetime
+    title: str | None = None
+    content_sha256: str | None = None
+    text: Normalised | None = None
+    pdf: PdfText | None = None
+    doi: str | None = None
+    injection_flags: list[str] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    extract_ms: float = 0.0
+
+    @property
+    def advice(self) -> str:
+        return ADVICE[self.content_kind]
+
+    @property
+    def normalised_sha256(self) -> str | None:
+        return self.text.sha256 if self.text is not None else None
+
+    def pdf_pages(self, start: int, end: int) -> tuple[int | None, int | None]:
+        """1-based PDF pages where normalised text [start, end) begins and ends."""
+        if self.pdf is None or self.text is None:
+            return None, None
+        first = self.pdf.page_at(self.text.to_source(start))
+        last = self.pdf.page_at(self.text.to_source(max(start, end - 1)))
+        return first, last
+
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "requested_url": self.requested_url,
+            "final_url": self.final_url,
+            "http_status": self.http_status,
+            "content_kind": self.content_kind,
+            "signals": self.signals,
+            "title": self.title,
+            "content_sha256": self.content_sha256,
+            "retrieved_at": self.retrieved_at.isoformat(timespec="milliseconds").replace(
+                "+00:00", "Z"
+            ),
+            "doi": self.doi,
+        }
+        if self.pdf is not None:
+            body["pdf"] = self.pdf.info()
+        return body
+
+
+def media_type(fetched: FetchResult) -> str:
+    """The declared type, or for an undeclared or generic one, what the bytes start with."""
+    declared = fetched.content_type
+    if declared not in SNIFFED_TYPES:
+        return declared
+    start = fetched.body[:1024].lstrip().lower()
+    if start.startswith(b"%pdf-"):
+        return "application/pdf"
+    if start.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
+        return "text/html"
+    return declared or "application/octet-stream"
+
+
+def _charset(fetched: FetchResult) -> str | None:
+    for part in fetched.headers.get("content-type", "").split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip("\"'") or None
+    return None
+
+
+def build_page(fetched: FetchResult, *, edge: bool) -> Page:
+    """Classify a fetched answer and read its text; raise NotOnEdge for a PDF on an edge server."""
+    started = time.monotonic()
+    page = Page(
+        requested_url=fetched.requested_url,
+        final_url=fetched.final_url,
+        http_status=fetched.http_status,
+        content_kind="real",
+        signals=[],
+        retrieved_at=fetched.retrieved_at,
+        evidence=fetched.evidence(),
+    )
+    verdict = _OUTCOME_VERDICTS.get(fetched.outcome)
+    if verdict is not None:
+        if fetched.http_status is not None and fetched.outcome != "timeout":
+            verdict = Verdict(
+                verdict.content_kind, [f"status_{fetched.http_status}", *verdict.signals]
+            )
+        page.content_kind, page.signals = verdict.content_kind, list(verdict.signals)
+        return page
+
+    page.content_sha256 = hashlib.sha256(fetched.body).hexdigest()
+    status = fetched.http_status or 0
+    kind = media_type(fetched)
+    if kind in PDF_TYPES and status < 400:
+        if edge:
+            raise NotOnEdge(
+                "This edge server does not read PDFs; send the request to the full service.",
+                details={"reason": "pdf", "url": fetched.final_url},
+            )
+        _read_pdf_page(page, fetched)
+    elif kind in HTML_TYPES or kind in TEXT_TYPES or status >= 400:
+        _read_markup_page(page, fetched, as_html=kind not in TEXT_TYPES)
+    else:
+        page.content_kind, page.signals = "unsupported", [f"status_{status}", "content_type"]
+        page.evidence["content_type"] = kind
+    page.extract_ms = (time.monotonic() - started) * 1000
+    return page
+
+
+def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> None:
+    markup = decode_html(fetched.body, _charset(fetched))
+    if as_html:
+        read = html_text(markup)
+        source, hidden, title = read.text, read.hidden_text, read.title or None
+        scripts, mount, noscript, meta, links = (
+            read.scripts,
+            read.mount_node,
+            read.noscript_text,
+            read.meta,
+            read.links,
+        )
+    else:
+        source, hidden, title = markup, "", None
+        scripts, mount, noscript, meta, links = 0, False, "", {}, []
+    page.text = normalise(source)
+    page.title = title
+    verdict = classify_html(
+        status=fetched.http_status or 0,
+        headers=fetched.headers,
+        body_start=markup[:32768],
+        visible_chars=len(page.text.text.strip()),
+        scripts=scripts,
+        mount_node=mount,
+        noscript_text=noscript,
+    )
+    page.content_kind, page.signals = verdict.content_kind, verdict.signals
+    page.injection_flags = injection_flags(source, hidden)
+    page.doi = find_doi(url=fetched.final_url, meta=meta, links=links)
+
+
+def _read_pdf_page(page: Page, fetched: FetchResult) -> None:
+    status = fetched.http_status or 0
+    try:
+        read = read_pdf(fetched.body)
+    except PdfUnreadable:
+        page.content_kind, page.signals = "unsupported", [f"status_{status}", "pdf_unreadable"]
+        return
+    except PdfTimeout:
+        page.content_kind, page.signals = "timeout", [f"status_{status}", "pdf_read_timeout"]
+        return
+    page.pdf = read
+    page.text = normalise(read.text)
+    page.injection_flags = injection_flags(read.text)
+    page.doi = find_doi(url=fetched.final_url)
+    signals = [f"status_{status}", "pdf"]
+    if read.truncated:
+        signals.append("pdf_truncated")
+    if read.skipped_pages:
+        signals.append("pdf_pages_skipped")
+    if not page.text.text.strip():
+        page.content_kind, page.signals = "empty", [*signals, "no_text_layer"]
+    else:
+        page.content_kind, page.signals = "real", signals

@@ -1,0 +1,131 @@
+"""Request validation and the documented response shapes of the verification routes."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from attest.errors import InvalidRequest
+from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
+from verification.services import MODES, normalised_quote
+
+# A raw quote this long cannot normalise down to 1,000 characters in any sensible
+# request; refusing it early keeps normalisation cheap.
+MAX_RAW_QUOTE_CHARS = 20_000
+
+
+class VerifyQuoteInput(serializers.Serializer):
+    url = serializers.CharField(
+        max_length=MAX_URL_LENGTH,
+        trim_whitespace=False,
+        help_text="http or https URL, at most 2,048 characters.",
+    )
+    quote = serializers.CharField(
+        max_length=MAX_RAW_QUOTE_CHARS,
+        trim_whitespace=False,
+        help_text=(
+            "Text to look for (with passages, the claim to find support for); at most 1,000 "
+            "characters after normalisation."
+        ),
+    )
+    match = serializers.ChoiceField(choices=MODES, default="fuzzy")
+    case_sensitive = serializers.BooleanField(default=False)
+    threshold = serializers.FloatField(min_value=0.5, max_value=1.0, default=0.9)
+
+    def validate_url(self, value: str) -> str:
+        try:
+            parse_url(value)
+        except InvalidURL as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs["match"] == "passages" and attrs["case_sensitive"]:
+            raise InvalidRequest(
+                'case_sensitive: must be false with "match": "passages".', field="case_sensitive"
+            )
+        # Checked here, before any work; the service normalises the quote again itself.
+        normalised_quote(attrs["quote"], mode=attrs["match"])
+        return attrs
+
+
+class PassageOutput(serializers.Serializer):
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    score = serializers.FloatField()
+    text = serializers.CharField()
+    missing = serializers.ListField(child=serializers.CharField())
+    flags = serializers.ListField(child=serializers.CharField())
+    pdf_page = serializers.IntegerField(required=False)
+    pdf_page_end = serializers.IntegerField(required=False)
+
+
+class ResultOutput(serializers.Serializer):
+    match = serializers.ChoiceField(choices=["exact", "fuzzy", "none", "passages"])
+    score = serializers.FloatField(allow_null=True)
+    start = serializers.IntegerField(
+        allow_null=True, help_text="Code-point offset, normalised text."
+    )
+    end = serializers.IntegerField(allow_null=True)
+    context = serializers.CharField(allow_null=True)
+    occurrences = serializers.IntegerField()
+    normalised_sha256 = serializers.CharField(allow_null=True)
+    pdf_page = serializers.IntegerField(required=False, help_text="1-based, PDFs only.")
+    pdf_page_end = serializers.IntegerField(required=False)
+    passages = PassageOutput(many=True, required=False)
+    scorer = serializers.CharField(required=False)
+    note = serializers.CharField(required=False)
+
+
+class PdfOutput(serializers.Serializer):
+    page_count = serializers.IntegerField()
+    pages_read = serializers.IntegerField()
+    truncated = serializers.BooleanField()
+
+
+class PageOutput(serializers.Serializer):
+    requested_url = serializers.CharField()
+    final_url = serializers.CharField()
+    http_status = serializers.IntegerField(allow_null=True)
+    content_kind = serializers.ChoiceField(
+        choices=[
+            "real",
+            "http_error",
+            "bot_wall",
+            "js_shell",
+            "empty",
+            "timeout",
+            "too_large",
+            "unsupported",
+        ]
+    )
+    signals = serializers.ListField(child=serializers.CharField())
+    title = serializers.CharField(allow_null=True)
+    content_sha256 = serializers.CharField(allow_null=True)
+    retrieved_at = serializers.DateTimeField()
+    doi = serializers.CharField(allow_null=True)
+    pdf = PdfOutput(required=False)
+
+
+class VerifyQuoteOutput(serializers.Serializer):
+    result = ResultOutput()
+    page = PageOutput()
+    injection_flags = serializers.ListField(child=serializers.CharField())
+    advice = serializers.CharField()
+    receipt = serializers.CharField(
+        help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
+    )
+    tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
+    rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')
+    network = serializers.CharField(
+        required=False, help_text="CAIP-2 network of the payment rail, e.g. eip155:84532."
+    )
+
+
+class ErrorDetailOutput(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField()
+
+
+class ErrorOutput(serializers.Serializer):
+    error = ErrorDetailOutput()

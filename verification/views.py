@@ -1,0 +1,149 @@
+"""HTTP views for verify/quote and the free samples: parse, call one service, render."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.renderers import StaticHTMLRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from attest.errors import InvalidRequest
+from billing.decorators import priced
+from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from verification import services
+from verification.serializers import ErrorOutput, VerifyQuoteInput, VerifyQuoteOutput
+
+_ERRORS = {
+    400: OpenApiResponse(
+        ErrorOutput, description="invalid_request (details.field names the field)"
+    ),
+    403: OpenApiResponse(
+        ErrorOutput, description="blocked (non-public address) or robots_disallowed"
+    ),
+    422: OpenApiResponse(
+        ErrorOutput, description="host_not_found or match_too_costly (not charged)"
+    ),
+    501: OpenApiResponse(ErrorOutput, description="not_on_edge: a PDF on an edge server"),
+}
+
+
+@priced("verify/quote")
+class VerifyQuoteView(APIView):
+    """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
+
+    route = services.ROUTE_QUOTE
+
+    @extend_schema(
+        summary="Verify a quote against a page",
+        description=(
+            "Fetches the page, classifies it, normalises its text and reports whether the quote "
+            "is on it (exact, fuzzy or none) with offsets into the normalised text, or with "
+            '"match": "passages" the passages that best share a claim\'s words. Every answer '
+            "carries a signed receipt. Read page.content_kind before relying on result.match."
+        ),
+        request=VerifyQuoteInput,
+        parameters=PAYMENT_PARAMETERS,
+        responses={200: VerifyQuoteOutput, **_ERRORS, **PAYMENT_RESPONSES},
+        examples=[
+            OpenApiExample(
+                "fuzzy",
+                request_only=True,
+                value={
+                    "url": "https://www.iana.org/help/example-domains",
+                    "quote": "These domains may be used as illustrative examples",
+                    "match": "fuzzy",
+                    "case_sensitive": False,
+                    "threshold": 0.9,
+                },
+            )
+        ],
+        tags=["verification"],
+    )
+    def post(self, request: Request) -> Response:
+        data = request.prechecked  # validated by precheck, before payment
+        return Response(
+            services.verify_quote(
+                url=data["url"],
+                quote=data["quote"],
+                mode=data["match"],
+                case_sensitive=data["case_sensitive"],
+                threshold=data["threshold"],
+                request_id=request.request_id,
+                tier=request.tier,
+            )
+        )
+
+    def precheck(self, request: Request) -> dict:
+        """Every check the seed makes before any work; billing runs it before payment."""
+        serializer = VerifyQuoteInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class SamplePageView(APIView):
+    """GET /v1/sample/page: our own demo page, which the free samples check."""
+
+    renderer_classes = [StaticHTMLRenderer]
+    page_name = "demo"
+    status_code = 200
+
+    @extend_schema(
+        summary="The demo page",
+        description="A made-up report the free samples verify quotes against (HTML).",
+        responses={(200, "text/html"): OpenApiTypes.STR},
+        tags=["samples"],
+    )
+    def get(self, request: Request) -> HttpResponse:
+        return HttpResponse(
+            services.sample_page_bytes(self.page_name),
+            status=self.status_code,
+            content_type="text/html; charset=utf-8",
+        )
+
+
+class SampleMissingPageView(SamplePageView):
+    """GET /v1/sample/missing: a demo 404 page."""
+
+    page_name = "missing"
+    status_code = 404
+
+    @extend_schema(
+        summary="A demo 404 page",
+        description="What a missing page looks like; /v1/sample/quote?page=missing checks it.",
+        responses={(404, "text/html"): OpenApiTypes.STR},
+        tags=["samples"],
+    )
+    def get(self, request: Request) -> HttpResponse:
+        return super().get(request)
+
+
+class SampleQuoteView(APIView):
+    """GET /v1/sample/quote: the real pipeline on the demo page, free."""
+
+    @extend_schema(
+        summary="Free sample of verify/quote",
+        description=(
+            "Runs the whole verify/quote pipeline (verdict, text, matching, receipt) on the demo "
+            "page's own bytes, in process and without a network fetch. ?match=passages checks a "
+            "paraphrased claim; ?page=missing checks the demo 404 page."
+        ),
+        parameters=[
+            OpenApiParameter("match", str, enum=list(services.MODES), default="fuzzy"),
+            OpenApiParameter("page", str, enum=list(services.SAMPLE_PAGES), default="demo"),
+        ],
+        responses={200: VerifyQuoteOutput, 400: _ERRORS[400]},
+        tags=["samples"],
+    )
+    def get(self, request: Request) -> Response:
+        mode = request.query_params.get("match", "fuzzy")
+        page_name = request.query_params.get("page", "demo")
+        if mode not in services.MODES:
+            raise InvalidRequest("match must be fuzzy, exact or passages.", field="match")
+        if page_name not in services.SAMPLE_PAGES:
+            raise InvalidRequest("page must be demo or missing.", field="page")
+        return Response(
+            services.sample_quote(mode=mode, page_name=page_name, request_id=request.request_id)
+        )
