@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import secrets
 from pathlib import Path
@@ -92,6 +93,33 @@ def development_secret_key(var_dir: Path) -> str:
         path.write_text(secrets.token_urlsafe(50))
         path.chmod(0o600)
     return path.read_text().strip()
+
+
+def bounded_int(env: environ.Env, name: str, default: int, *, minimum: int, maximum: int) -> int:
+    """Read an integer in [minimum, maximum], refusing anything else by name."""
+    raw = env.str(name, default=str(default)).strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}.") from None
+    if not minimum <= value <= maximum:
+        raise ImproperlyConfigured(f"{name} must be between {minimum} and {maximum}, got {value}.")
+    return value
+
+
+def ip_network_list(
+    env: environ.Env, name: str
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Parse a comma-separated list of addresses or CIDR blocks such as 10.0.0.0/8."""
+    networks = []
+    for item in env.list(name, default=[]):
+        try:
+            networks.append(ipaddress.ip_network(item.strip(), strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} entries must be IP addresses or CIDR blocks, got {item!r}."
+            ) from None
+    return tuple(networks)
 
 
 _RATE = re.compile(r"(\d+)/(\d*)([smhd])")

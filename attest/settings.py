@@ -12,10 +12,12 @@ from pathlib import Path
 import environ
 
 from attest.config import (
+    bounded_int,
     cache_config,
     database_config,
     development_secret_key,
     host_port_list,
+    ip_network_list,
     positive_number,
     request_rate,
     strict_bool,
@@ -168,6 +170,14 @@ ATTEST_LEDGER_RATE = request_rate(env, "ATTEST_LEDGER_RATE", default="1200/m")
 X402_PAY_TO = env.str("X402_PAY_TO", default="0x000000000000000000000000000000000000dEaD")
 X402_NETWORK = env.str("X402_NETWORK", default="eip155:84532")
 X402_FACILITATOR_URL = env.str("X402_FACILITATOR_URL", default="")
+# Seconds to wait for one facilitator call; a settle that outlives it is treated as pending.
+X402_FACILITATOR_TIMEOUT = bounded_int(env, "X402_FACILITATOR_TIMEOUT", 20, minimum=1, maximum=300)
+# Free calls per caller IP per UTC day for a request without a payment header (0: no trial).
+ATTEST_TRIAL_CALLS_PER_DAY = bounded_int(
+    env, "ATTEST_TRIAL_CALLS_PER_DAY", 5, minimum=0, maximum=1_000_000
+)
+# Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed; empty: the socket address.
+ATTEST_TRUSTED_PROXIES = ip_network_list(env, "ATTEST_TRUSTED_PROXIES")
 
 # --- Logging --------------------------------------------------------------
 

@@ -114,7 +114,11 @@ class VerifyQuoteOutput(serializers.Serializer):
     receipt = serializers.CharField(
         help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
     )
-    tier = serializers.CharField()
+    tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
+    rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')
+    network = serializers.CharField(
+        required=False, help_text="CAIP-2 network of the payment rail, e.g. eip155:84532."
+    )
 
 
 class ErrorDetailOutput(serializers.Serializer):

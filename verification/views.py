@@ -11,6 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from attest.errors import InvalidRequest
+from billing.decorators import priced
+from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from verification import services
 from verification.serializers import ErrorOutput, VerifyQuoteInput, VerifyQuoteOutput
 
@@ -28,8 +30,9 @@ _ERRORS = {
 }
 
 
+@priced("verify/quote")
 class VerifyQuoteView(APIView):
-    """POST /v1/verify/quote: is this quote on that page?"""
+    """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
 
     route = services.ROUTE_QUOTE
 
@@ -42,7 +45,8 @@ class VerifyQuoteView(APIView):
             "carries a signed receipt. Read page.content_kind before relying on result.match."
         ),
         request=VerifyQuoteInput,
-        responses={200: VerifyQuoteOutput, **_ERRORS},
+        parameters=PAYMENT_PARAMETERS,
+        responses={200: VerifyQuoteOutput, **_ERRORS, **PAYMENT_RESPONSES},
         examples=[
             OpenApiExample(
                 "fuzzy",
@@ -59,7 +63,7 @@ class VerifyQuoteView(APIView):
         tags=["verification"],
     )
     def post(self, request: Request) -> Response:
-        data = self.validate(request)
+        data = request.prechecked  # validated by precheck, before payment
         return Response(
             services.verify_quote(
                 url=data["url"],
@@ -68,13 +72,12 @@ class VerifyQuoteView(APIView):
                 case_sensitive=data["case_sensitive"],
                 threshold=data["threshold"],
                 request_id=request.request_id,
-                tier=getattr(request, "tier", "trial"),
+                tier=request.tier,
             )
         )
 
-    @staticmethod
-    def validate(request: Request) -> dict:
-        """Every check the seed makes before any work (and before payment)."""
+    def precheck(self, request: Request) -> dict:
+        """Every check the seed makes before any work; billing runs it before payment."""
         serializer = VerifyQuoteInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data

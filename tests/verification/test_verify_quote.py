@@ -49,7 +49,17 @@ def test_an_exact_quote_is_found_through_curly_quotes_and_nbsp(api, article):
     response = _post(api, url=article, quote=quote)
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"result", "page", "injection_flags", "advice", "receipt", "tier"}
+    assert set(body) == {
+        "result",
+        "page",
+        "injection_flags",
+        "advice",
+        "receipt",
+        "tier",
+        "rail",
+        "network",
+    }
+    assert (body["tier"], body["rail"], body["network"]) == ("trial", "x402", "eip155:84532")
     result = body["result"]
     assert result["match"] == "exact"
     assert result["score"] == 1.0

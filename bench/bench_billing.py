@@ -1,0 +1,77 @@
+"""Server-side cost of billing per call: offer, trial, and a paid call (local facilitator)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+
+
+def _timed(label: str, count: int, run) -> None:
+    samples = []
+    for index in range(count):
+        started = time.perf_counter()
+        run(index)
+        samples.append((time.perf_counter() - started) * 1000)
+    print(
+        f"{label:<46} median {statistics.median(samples):6.2f} ms  "
+        f"p95 {sorted(samples)[int(count * 0.95) - 1]:6.2f} ms  ({count} calls)"
+    )
+
+
+def main() -> None:
+    workdir = tempfile.mkdtemp(prefix="attest-bench-billing-")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
+    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
+    os.environ["ATTEST_VAR_DIR"] = workdir
+    os.environ["X402_FACILITATOR_URL"] = ""
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test import Client, override_settings
+    from eth_account import Account
+    from x402 import x402ClientSync
+    from x402.http import decode_payment_required_header, encode_payment_signature_header
+    from x402.mechanisms.evm.exact import ExactEvmClientScheme
+
+    call_command("migrate", verbosity=0)
+    payer = x402ClientSync()
+    payer.register("eip155:84532", ExactEvmClientScheme(Account.create()))
+    count = 200
+    with override_settings(ROOT_URLCONF="tests.billing.urls", ATTEST_TRIAL_CALLS_PER_DAY=0):
+        client = Client()
+        path = "/v1/test/verify/quote"
+        body = {"outcome": "real"}
+
+        def offer(_):
+            response = client.post(path, body, content_type="application/json")
+            assert response.status_code == 402
+            return decode_payment_required_header(response["PAYMENT-REQUIRED"])
+
+        _timed("402 offer", count, offer)
+        payment_required = offer(0)
+        payments = [
+            encode_payment_signature_header(payer.create_payment_payload(payment_required))
+            for _ in range(count)
+        ]
+
+        def paid(index):
+            response = client.post(
+                path,
+                body,
+                content_type="application/json",
+                HTTP_PAYMENT_SIGNATURE=payments[index],
+            )
+            assert response.status_code == 200, response.content
+
+        _timed("paid call: verify + claim + settle (local)", count, paid)
+
+    with override_settings(ROOT_URLCONF="tests.billing.urls", ATTEST_TRIAL_CALLS_PER_DAY=10**6):
+
+        def trial(_):
+            response = client.post(path, body, content_type="application/json")
+            assert response.status_code == 200
+
+        _timed("trial call: reserve + record", count, trial)

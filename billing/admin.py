@@ -1,0 +1,100 @@
+"""Read-only admin pages for the payment ledger."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.core.paginator import Paginator
+from django.utils.functional import cached_property
+
+from billing.models import (
+    LocalTransfer,
+    Offer,
+    PaymentClaim,
+    Refusal,
+    Settlement,
+    TrialBudget,
+    TrialUse,
+)
+
+
+class EstimatedPaginator(Paginator):
+    """Ledgers grow without bound; the admin shows pages without counting every row."""
+
+    @cached_property
+    def count(self) -> int:
+        return 10_000_000
+
+
+class LedgerAdmin(admin.ModelAdmin):
+    """The ledger is written only by the payment flow; staff read it."""
+
+    paginator = EstimatedPaginator
+    show_full_result_count = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Offer)
+class OfferAdmin(LedgerAdmin):
+    list_display = ["created_at", "route", "reason", "amount", "network", "client_ip"]
+    list_filter = ["route", "reason", "network"]
+    search_fields = ["client_ip", "request_id"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(PaymentClaim)
+class PaymentClaimAdmin(LedgerAdmin):
+    list_display = ["created_at", "route", "payer", "amount", "state", "outcome"]
+    list_filter = ["route", "state", "outcome", "network"]
+    search_fields = ["payer", "nonce", "request_id"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(Settlement)
+class SettlementAdmin(LedgerAdmin):
+    list_display = ["created_at", "claim_route", "payer", "amount", "success", "transaction"]
+    list_filter = ["claim__route", "success", "error_reason", "facilitator"]
+    search_fields = ["payer", "transaction"]
+    list_select_related = ["claim"]
+    raw_id_fields = ["claim"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="route", ordering="claim__route")
+    def claim_route(self, obj: Settlement) -> str:
+        return obj.claim.route
+
+
+@admin.register(Refusal)
+class RefusalAdmin(LedgerAdmin):
+    list_display = ["created_at", "route", "reason", "payer", "client_ip"]
+    list_filter = ["route", "reason"]
+    search_fields = ["payer", "client_ip", "request_id"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(TrialUse)
+class TrialUseAdmin(LedgerAdmin):
+    list_display = ["created_at", "route", "client_ip", "day"]
+    list_filter = ["route", "day"]
+    search_fields = ["client_ip", "request_id"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(TrialBudget)
+class TrialBudgetAdmin(LedgerAdmin):
+    list_display = ["day", "client_ip", "used"]
+    list_filter = ["day"]
+    search_fields = ["client_ip"]
+
+
+@admin.register(LocalTransfer)
+class LocalTransferAdmin(LedgerAdmin):
+    list_display = ["created_at", "transaction", "payer", "pay_to", "value"]
+    search_fields = ["transaction", "payer", "nonce"]

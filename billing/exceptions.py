@@ -1,0 +1,77 @@
+"""Billing's refusals, all in the project's one error envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attest.errors import AttestError
+
+# Browsers may read these from a cross-origin answer, so a web client can pay.
+EXPOSED_HEADERS = (
+    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-ID, Retry-After"
+)
+
+
+class PaymentRequiredError(AttestError):
+    """402 with the x402 offer in the header and the body."""
+
+    status_code = 402
+    code = "payment_required"
+    message = (
+        "This route is paid: sign the offer in PAYMENT-REQUIRED and send it as PAYMENT-SIGNATURE."
+    )
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        reason: str,
+        offer: dict[str, Any],
+        header: str,
+        **extra: Any,
+    ):
+        details = {
+            "reason": reason,
+            **extra,
+            "x402Version": offer["x402Version"],
+            "accepts": offer["accepts"],
+        }
+        if offer.get("resource"):
+            details["resource"] = offer["resource"]
+        super().__init__(
+            message,
+            details=details,
+            headers={"PAYMENT-REQUIRED": header, "Access-Control-Expose-Headers": EXPOSED_HEADERS},
+        )
+
+
+class FacilitatorUnavailable(AttestError):
+    """The facilitator could not be reached; nothing was charged."""
+
+    status_code = 503
+    code = "facilitator_unavailable"
+    message = (
+        "The payment facilitator is unreachable; nothing was charged. "
+        "Retry after Retry-After seconds."
+    )
+
+    def __init__(self, message: str | None = None, **kwargs: Any):
+        kwargs.setdefault("retry_after", 10)
+        kwargs.setdefault("headers", {"Access-Control-Expose-Headers": EXPOSED_HEADERS})
+        super().__init__(message, **kwargs)
+
+
+class SettlementPending(AttestError):
+    """Settlement was sent but not confirmed: never an invitation to pay again."""
+
+    status_code = 503
+    code = "settlement_pending"
+    message = (
+        "Your payment was sent for settlement but not confirmed yet. Do not pay again: "
+        "the authorization stays reserved while it is reconciled."
+    )
+
+    def __init__(self, message: str | None = None, **kwargs: Any):
+        kwargs.setdefault("retry_after", 30)
+        kwargs.setdefault("headers", {"Access-Control-Expose-Headers": EXPOSED_HEADERS})
+        super().__init__(message, **kwargs)

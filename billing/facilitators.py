@@ -1,0 +1,64 @@
+"""The x402 resource server for this process, built on first use (never at import)."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+from django.conf import settings
+from x402 import ResourceConfig, x402ResourceServerSync
+from x402.http import FacilitatorConfig, HTTPFacilitatorClientSync
+from x402.mechanisms.evm.exact import ExactEvmServerScheme
+
+from billing.exceptions import FacilitatorUnavailable
+from billing.local_facilitator import build_local_facilitator
+from billing.pricing import MAX_TIMEOUT_SECONDS
+
+_lock = threading.Lock()
+_servers: dict[tuple[str, str, int], x402ResourceServerSync] = {}
+
+# Errors that mean the facilitator could not be asked or gave no usable answer.
+FACILITATOR_ERRORS = (httpx.HTTPError, ValueError, RuntimeError)
+
+
+def facilitator_name() -> str:
+    return settings.X402_FACILITATOR_URL or "local"
+
+
+def resource_server() -> x402ResourceServerSync:
+    """The SDK resource server for the configured facilitator and network.
+
+    Initialising asks the facilitator what it supports, so it happens on the first priced
+    request, not at import; a failure is not cached, so the next request tries again.
+    """
+    key = (settings.X402_FACILITATOR_URL, settings.X402_NETWORK, settings.X402_FACILITATOR_TIMEOUT)
+    with _lock:
+        server = _servers.get(key)
+        if server is not None:
+            return server
+        if settings.X402_FACILITATOR_URL:
+            client = HTTPFacilitatorClientSync(
+                FacilitatorConfig(
+                    url=settings.X402_FACILITATOR_URL, timeout=settings.X402_FACILITATOR_TIMEOUT
+                )
+            )
+        else:
+            client = build_local_facilitator(settings.X402_NETWORK)
+        server = x402ResourceServerSync(client)
+        server.register(settings.X402_NETWORK, ExactEvmServerScheme())
+        try:
+            server.initialize()
+        except FACILITATOR_ERRORS as exc:
+            raise FacilitatorUnavailable(details={"reason": "supported_failed"}) from exc
+        _servers[key] = server
+        return server
+
+
+def resource_config(*, price: str) -> ResourceConfig:
+    return ResourceConfig(
+        scheme="exact",
+        network=settings.X402_NETWORK,
+        pay_to=settings.X402_PAY_TO,
+        price=price,
+        max_timeout_seconds=MAX_TIMEOUT_SECONDS,
+    )

@@ -1,0 +1,83 @@
+"""A facilitator on loopback speaking the x402 HTTP wire format: /supported, /verify, /settle."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from x402 import PaymentPayload, PaymentRequirements, x402FacilitatorSync
+from x402.mechanisms.evm.exact import ExactEvmFacilitatorScheme
+
+from tests.billing.chain import MemoryChainSigner
+
+
+class FacilitatorServer:
+    """The SDK's facilitator behind a real HTTP server; ``settle_delay`` makes settle slow."""
+
+    def __init__(
+        self, network: str, *, settle_delay: float = 0.0, settle_revert: str | None = None
+    ) -> None:
+        self.chain = MemoryChainSigner(network)
+        self.facilitator = x402FacilitatorSync().register(
+            [network], ExactEvmFacilitatorScheme(self.chain)
+        )
+        self.settle_delay = settle_delay
+        # A revert the "chain" answers to every transfer, e.g. a drained wallet.
+        self.settle_revert = settle_revert
+        self.calls: list[str] = []
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> FacilitatorServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _send(self, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                # The slow-settle test's client times out and goes away on purpose.
+                with contextlib.suppress(BrokenPipeError):
+                    self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                server.calls.append(self.path)
+                supported = server.facilitator.get_supported()
+                self._send(supported.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+            def do_POST(self) -> None:
+                server.calls.append(self.path)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                payload = PaymentPayload.model_validate(body["paymentPayload"])
+                requirements = PaymentRequirements.model_validate(body["paymentRequirements"])
+                if self.path == "/verify":
+                    result = server.facilitator.verify(payload, requirements)
+                else:
+                    time.sleep(server.settle_delay)
+                    if server.settle_revert:
+                        server.chain.revert_next(server.settle_revert)
+                    result = server.facilitator.settle(payload, requirements)
+                self._send(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+        return Handler

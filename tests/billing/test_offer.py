@@ -1,0 +1,75 @@
+"""The 402 offer: x402 v2, the right amount per route, in the header and the error body."""
+
+from __future__ import annotations
+
+import pytest
+
+from billing.models import Offer
+from tests.billing.conftest import NETWORK, PAY_TO, decode_offer, post
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.billing.urls")]
+
+USDC_BASE_SEPOLIA = "0x036CbD53842c5426634e7929541eC2318f3dCF7e"
+
+
+@pytest.mark.parametrize(
+    ("route", "atomic_amount"),
+    [
+        ("verify/quote", "10000"),
+        ("verify/quotes", "80000"),
+        ("verify/citations", "100000"),
+        ("fetch", "10000"),
+    ],
+)
+def test_unpaid_call_gets_an_x402_v2_offer_priced_for_its_route(api, route, atomic_amount):
+    response = post(api, route)
+    offer = decode_offer(response)
+    assert offer.x402_version == 2
+    [accepted] = offer.accepts
+    assert accepted.scheme == "exact"
+    assert accepted.network == NETWORK
+    assert accepted.asset == USDC_BASE_SEPOLIA
+    assert accepted.amount == atomic_amount
+    assert accepted.pay_to == PAY_TO
+    assert accepted.extra["name"] == "USDC"
+    # Well above the slowest route's work, so a signed offer never runs out mid-call.
+    assert accepted.max_timeout_seconds >= 300
+    assert offer.resource.url.endswith(f"/v1/{route}")
+
+
+def test_offer_body_is_the_error_envelope_with_the_same_offer(api):
+    response = post(api)
+    error = response.json()["error"]
+    assert error["code"] == "payment_required"
+    assert error["details"]["reason"] == "payment_required"
+    assert error["details"]["x402Version"] == 2
+    header_offer = decode_offer(response)
+    assert error["details"]["accepts"] == [
+        a.model_dump(mode="json", by_alias=True, exclude_none=True) for a in header_offer.accepts
+    ]
+    assert error["details"]["accepts"][0]["amount"] == "10000"
+
+
+def test_offer_headers_are_exposed_to_browsers(api):
+    response = post(api)
+    exposed = {h.strip() for h in response["Access-Control-Expose-Headers"].split(",")}
+    assert {"PAYMENT-REQUIRED", "PAYMENT-RESPONSE"} <= exposed
+
+
+def test_offer_is_recorded_in_the_ledger(api):
+    post(api, "verify/citations")
+    [row] = Offer.objects.all()
+    assert (row.route, row.reason, row.amount, row.pay_to) == (
+        "verify/citations",
+        "payment_required",
+        "100000",
+        PAY_TO,
+    )
+
+
+def test_bad_request_is_refused_before_the_offer(api):
+    response = api.post("/v1/test/verify/quote", {"outcome": "nonsense"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_request"
+    assert "PAYMENT-REQUIRED" not in response
+    assert not Offer.objects.exists()

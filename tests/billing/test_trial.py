@@ -1,0 +1,109 @@
+"""The free trial: a few calls per IP per day, spent only by charged outcomes."""
+
+from __future__ import annotations
+
+import pytest
+
+from billing.client_ip import client_ip
+from billing.models import TrialBudget, TrialUse
+from tests.billing.conftest import decode_offer, post
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.billing.urls")]
+
+
+@pytest.fixture
+def trial(settings):
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 2
+    return settings
+
+
+def test_trial_call_is_served_free_and_marked_trial(api, trial):
+    response = post(api)
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["tier"], body["rail"], body["seen_tier"]) == ("trial", "x402", "trial")
+    assert "PAYMENT-RESPONSE" not in response
+    assert TrialUse.objects.get().route == "verify/quote"
+
+
+def test_trial_is_refused_past_its_size(api, trial):
+    assert post(api).status_code == 200
+    assert post(api, outcome="http_404").status_code == 200
+    refused = post(api)
+    decode_offer(refused)
+    assert refused.json()["error"]["details"]["reason"] == "trial_exhausted"
+    assert TrialBudget.objects.get().used == 2
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        "blocked",
+        "host_not_found",
+        "match_too_costly",
+        "rate_limited",
+        "over_capacity",
+        "not_on_edge",
+    ],
+)
+def test_uncharged_outcomes_do_not_spend_the_trial(api, trial, outcome):
+    for _ in range(3):
+        assert post(api, outcome=outcome).status_code >= 400
+    assert TrialBudget.objects.get().used == 0
+    assert post(api).status_code == 200
+    assert post(api).status_code == 200
+    assert post(api).status_code == 402
+
+
+def test_validation_errors_do_not_spend_the_trial(api, trial):
+    for _ in range(3):
+        assert post(api, outcome="nonsense").status_code == 400
+    assert not TrialBudget.objects.filter(used__gt=0).exists()
+
+
+def test_batch_larger_than_three_citations_is_never_a_trial(api, trial):
+    refused = post(api, "verify/citations", citations=4)
+    decode_offer(refused)
+    details = refused.json()["error"]["details"]
+    assert details["reason"] == "trial_too_large"
+    assert details["accepts"][0]["amount"] == "100000"
+    assert not TrialBudget.objects.filter(used__gt=0).exists()
+    allowed = post(api, "verify/citations", citations=3)
+    assert allowed.json()["tier"] == "trial"
+
+
+def test_large_batch_can_still_be_paid(api, trial, payer):
+    payment = payer.pay(decode_offer(post(api, "verify/citations", citations=10)))
+    response = post(api, "verify/citations", citations=10, payment=payment)
+    assert response.status_code == 200
+    assert response.json()["tier"] == "paid"
+
+
+def test_budget_is_per_ip_from_the_socket(api, trial):
+    assert post(api).status_code == 200
+    assert post(api).status_code == 200
+    # A forged X-Forwarded-For does not buy a fresh budget...
+    spoofed = api.post(
+        "/v1/test/verify/quote",
+        {"outcome": "real"},
+        format="json",
+        HTTP_X_FORWARDED_FOR="203.0.113.9",
+    )
+    assert spoofed.status_code == 402
+    # ...but another socket address has its own.
+    other = api.post(
+        "/v1/test/verify/quote", {"outcome": "real"}, format="json", REMOTE_ADDR="198.51.100.7"
+    )
+    assert other.status_code == 200
+
+
+def test_trusted_proxy_forwards_the_client_address(rf, settings):
+    import ipaddress
+
+    settings.ATTEST_TRUSTED_PROXIES = (ipaddress.ip_network("10.0.0.0/8"),)
+    via_proxy = rf.get(
+        "/", REMOTE_ADDR="10.1.2.3", HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.7, 10.9.9.9"
+    )
+    assert client_ip(via_proxy) == "198.51.100.7"
+    direct = rf.get("/", REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert client_ip(direct) == "192.0.2.1"

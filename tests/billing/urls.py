@@ -1,0 +1,91 @@
+"""A test-only URLconf: one priced view per route that can end in every kind of outcome."""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from attest import errors
+from billing.decorators import priced
+from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from billing.pricing import PRICED_ROUTES
+
+# Each non-charged error a real priced view may raise after payment, as the seeds list them.
+UNCHARGED = {
+    "blocked": lambda: errors.Blocked(),
+    "robots_disallowed": lambda: errors.Blocked(
+        "robots.txt disallows it.", code="robots_disallowed"
+    ),
+    "host_not_found": lambda: errors.Unprocessable("No such host.", code="host_not_found"),
+    "match_too_costly": lambda: errors.Unprocessable("Too costly.", code="match_too_costly"),
+    "rate_limited": lambda: errors.RateLimited(
+        retry_after=10, details={"reason": "uncharged_failures"}
+    ),
+    "over_capacity": lambda: errors.OverCapacity(
+        retry_after=3, details={"reason": "match_queue_full"}
+    ),
+    "not_on_edge": lambda: errors.NotOnEdge(details={"reason": "pdf"}),
+}
+# Page results: always charged, whatever the page turned out to be.
+PAGES = {
+    "real": {"http_status": 200, "content_kind": "real"},
+    "http_404": {"http_status": 404, "content_kind": "http_error"},
+    "bot_wall": {"http_status": 403, "content_kind": "bot_wall"},
+    "timeout": {"http_status": None, "content_kind": "timeout"},
+}
+
+
+class Body(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=[*UNCHARGED, *PAGES, "crash"], default="real")
+    citations = serializers.IntegerField(default=1, min_value=1, max_value=10)
+
+
+def priced_test_view(route: str):
+    @priced(route)
+    class PricedTestView(APIView):
+        def precheck(self, request):
+            body = Body(data=request.data)
+            body.is_valid(raise_exception=True)
+            return body.validated_data
+
+        def trial_size(self, request) -> int:
+            return request.prechecked["citations"]
+
+        @extend_schema(
+            request=Body,
+            parameters=PAYMENT_PARAMETERS,
+            responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, **PAYMENT_RESPONSES},
+        )
+        def post(self, request):
+            outcome = request.prechecked["outcome"]
+            if outcome in UNCHARGED:
+                raise UNCHARGED[outcome]()
+            if outcome == "crash":
+                raise RuntimeError("the work broke")
+            return Response(
+                {
+                    "page": PAGES[outcome],
+                    "seen_tier": request.tier,
+                    "seen_payer": request.payment.payer if request.payment else None,
+                }
+            )
+
+    return PricedTestView.as_view()
+
+
+class MethodPricedView(APIView):
+    """The decorator on one handler instead of the class."""
+
+    @priced("fetch")
+    def get(self, request):
+        return Response({"page": PAGES["real"], "seen_tier": request.tier})
+
+
+urlpatterns = [path(f"v1/test/{name}", priced_test_view(name)) for name in PRICED_ROUTES]
+urlpatterns.append(path("v1/test-method/fetch", MethodPricedView.as_view()))
+# Where the README's client example posts; the body it sends is a real page result here.
+urlpatterns.append(path("v1/verify/quote", priced_test_view("verify/quote")))

@@ -1,0 +1,95 @@
+"""verify/quote is paid through billing: offer, real payment, and the seed's charging rules."""
+
+from __future__ import annotations
+
+import pytest
+from x402.http import decode_payment_response_header
+
+from billing.models import LocalTransfer, PaymentClaim
+from receipts.services import verify_receipt
+from tests.billing.conftest import Payer, decode_offer
+from tests.verification.conftest import page
+
+pytestmark = pytest.mark.django_db
+
+ARTICLE = "<html><body><p>The committee said the review is overdue.</p></body></html>"
+
+
+@pytest.fixture(autouse=True)
+def paid_only(settings):
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
+    settings.X402_FACILITATOR_URL = ""
+    settings.X402_NETWORK = "eip155:84532"
+
+
+@pytest.fixture
+def article(pages):
+    pages.routes["/article"] = page(ARTICLE)
+    return pages.url("/article")
+
+
+def _post(api, payment: str | None = None, **body):
+    headers = {"HTTP_PAYMENT_SIGNATURE": payment} if payment else {}
+    return api.post("/v1/verify/quote", body, format="json", **headers)
+
+
+def _pay(api, url: str) -> str:
+    return Payer().pay(decode_offer(_post(api, url=url, quote="anything")))
+
+
+def test_unpaid_call_gets_the_one_cent_offer_and_fetches_nothing(api, article, pages):
+    response = _post(api, url=article, quote="the review is overdue")
+    offer = decode_offer(response)
+    assert offer.accepts[0].amount == "10000"
+    assert offer.resource.url.endswith("/v1/verify/quote")
+    assert "/article" not in pages.paths()
+
+
+def test_bad_request_is_400_before_any_offer(api):
+    response = _post(api, url="ftp://example.com/", quote="x")
+    assert response.status_code == 400
+    assert "PAYMENT-REQUIRED" not in response
+
+
+def test_paid_call_is_served_settled_and_receipted_as_paid(api, article):
+    response = _post(api, url=article, quote="the review is overdue", payment=_pay(api, article))
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["result"]["match"], body["tier"], body["rail"]) == ("exact", "paid", "x402")
+    assert body["network"] == "eip155:84532"
+    assert decode_payment_response_header(response["PAYMENT-RESPONSE"]).success
+    check = verify_receipt(receipt=body["receipt"])
+    assert check.valid
+    assert check.claims["tier"] == "paid"
+    assert LocalTransfer.objects.count() == 1
+
+
+def test_a_404_page_result_is_charged(api, pages):
+    missing = pages.url("/gone")  # the page server answers 404 for unknown paths
+    response = _post(api, url=missing, quote="anything", payment=_pay(api, missing))
+    assert response.status_code == 200
+    assert response.json()["page"]["content_kind"] == "http_error"
+    assert decode_payment_response_header(response["PAYMENT-RESPONSE"]).success
+    assert PaymentClaim.objects.get().state == "settled"
+
+
+def test_host_not_found_is_not_charged_and_the_payment_pays_later(api, article):
+    payment = _pay(api, article)
+    refused = _post(api, url="http://no!such-host.invalid/page", quote="x", payment=payment)
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "host_not_found"
+    assert not LocalTransfer.objects.exists()
+    assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
+
+
+def test_robots_disallowed_is_not_charged(api, pages):
+    pages.routes["/robots.txt"] = page(
+        "User-agent: *\nDisallow: /secret", content_type="text/plain"
+    )
+    pages.routes["/secret"] = page("<p>secret</p>")
+    url = pages.url("/secret")
+    refused = _post(api, url=url, quote="secret", payment=_pay(api, url))
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "robots_disallowed"
+    assert not LocalTransfer.objects.exists()
+    assert PaymentClaim.objects.get().state == "released"
