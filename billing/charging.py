@@ -38,7 +38,7 @@ CHARGING_RULES: tuple[ChargingRule, ...] = (
     ChargingRule("Rate limited, including uncharged failed batches", 429, "rate_limited", False),
     ChargingRule("Match or PDF queue full", 503, "over_capacity", False),
     ChargingRule("PDF on an edge server", 501, "not_on_edge", False),
-    ChargingRule("Unexpected server error", 500, "server_error", False),
+    ChargingRule("Unexpected server error", 500, "internal_error", False),
     ChargingRule("Payment facilitator unreachable", 503, "facilitator_unavailable", False),
     ChargingRule("Page result: real content", 200, None, True),
     ChargingRule("Page result: HTTP error page such as a 404", 200, None, True),

@@ -17,7 +17,7 @@ from receipts.services import issue_receipt
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget, match_quote
 from verification.engine.normalise import normalise
 from verification.engine.passages import ClaimHasNoWords, find_passages
-from verification.fetch import FetchResult, check_url, fetch
+from verification.fetch import FetchResult, Target, check_url, fetch
 from verification.models import Verification
 from verification.pages import Page, build_page
 from verification.robots import ensure_robots_allow
@@ -318,9 +318,33 @@ def _answer(
     }
 
 
+def admit_url(*, url: str, route: str, mode: str, request_id: str) -> Target:
+    """The page checks made before payment: the host resolves, every address is public,
+    and robots.txt lets us fetch the path.
+
+    Raises HostNotFound (422), BlockedAddress or RobotsDisallowed (403); a refusal is
+    recorded like any other. The returned target pins the checked addresses for the fetch.
+    """
+    try:
+        target = check_url(url)
+        ensure_robots_allow(target)
+    except AttestError as exc:
+        _record(
+            route=route,
+            request_id=request_id,
+            tier="",
+            mode=mode,
+            url=url,
+            timings=_Timings(),
+            error=exc,
+        )
+        raise
+    return target
+
+
 def verify_quote(
     *,
-    url: str,
+    target: Target,
     quote: str,
     mode: str = "fuzzy",
     case_sensitive: bool = False,
@@ -328,15 +352,13 @@ def verify_quote(
     request_id: str,
     tier: str,
 ) -> dict[str, Any]:
-    """Fetch a page and report whether the (already validated) quote is on it.
+    """Fetch an admitted page and report whether the (already validated) quote is on it.
 
-    Raises HostNotFound (422), BlockedAddress or RobotsDisallowed (403),
+    Redirect hops are checked again (BlockedAddress, HostNotFound, RobotsDisallowed);
     NotOnEdge (501) for a PDF on an edge server, MatchTooCostlyError (422).
     """
 
     def fetched_by() -> FetchResult:
-        target = check_url(url)
-        ensure_robots_allow(target)
         return fetch(target, before_hop=ensure_robots_allow)
 
     return _answer(
@@ -344,7 +366,7 @@ def verify_quote(
         request_id=request_id,
         tier=tier,
         fetched_by=fetched_by,
-        url=url,
+        url=target.url,
         raw_quote=quote,
         mode=mode,
         case_sensitive=case_sensitive,

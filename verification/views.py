@@ -66,7 +66,7 @@ class VerifyQuoteView(APIView):
         data = request.prechecked  # validated by precheck, before payment
         return Response(
             services.verify_quote(
-                url=data["url"],
+                target=data["target"],
                 quote=data["quote"],
                 mode=data["match"],
                 case_sensitive=data["case_sensitive"],
@@ -77,10 +77,17 @@ class VerifyQuoteView(APIView):
         )
 
     def precheck(self, request: Request) -> dict:
-        """Every check the seed makes before any work; billing runs it before payment."""
+        """Every check made before payment: the request, then the URL's host and robots.txt."""
         serializer = VerifyQuoteInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        data = dict(serializer.validated_data)
+        data["target"] = services.admit_url(
+            url=data["url"],
+            route=services.ROUTE_QUOTE,
+            mode=data["match"],
+            request_id=request.request_id,
+        )
+        return data
 
 
 class SamplePageView(APIView):

@@ -73,23 +73,45 @@ def test_a_404_page_result_is_charged(api, pages):
     assert PaymentClaim.objects.get().state == "settled"
 
 
+def test_host_not_found_is_refused_before_any_offer(api):
+    response = _post(api, url="http://no!such-host.invalid/page", quote="x")
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "host_not_found"
+    assert "PAYMENT-REQUIRED" not in response
+
+
+def test_blocked_address_is_refused_before_any_offer(api, canary):
+    response = _post(api, url=canary.url("/"), quote="canary")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "blocked"
+    assert "PAYMENT-REQUIRED" not in response
+    assert canary.paths() == []
+
+
 def test_host_not_found_is_not_charged_and_the_payment_pays_later(api, article):
     payment = _pay(api, article)
     refused = _post(api, url="http://no!such-host.invalid/page", quote="x", payment=payment)
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "host_not_found"
     assert not LocalTransfer.objects.exists()
+    assert not PaymentClaim.objects.exists()  # refused before the payment was even claimed
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 
 
-def test_robots_disallowed_is_not_charged(api, pages):
+def test_robots_disallowed_is_refused_before_any_offer_and_not_charged(api, pages, article):
     pages.routes["/robots.txt"] = page(
         "User-agent: *\nDisallow: /secret", content_type="text/plain"
     )
     pages.routes["/secret"] = page("<p>secret</p>")
     url = pages.url("/secret")
-    refused = _post(api, url=url, quote="secret", payment=_pay(api, url))
+    unpaid = _post(api, url=url, quote="secret")
+    assert unpaid.status_code == 403
+    assert "PAYMENT-REQUIRED" not in unpaid
+    payment = _pay(api, article)
+    refused = _post(api, url=url, quote="secret", payment=payment)
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "robots_disallowed"
     assert not LocalTransfer.objects.exists()
-    assert PaymentClaim.objects.get().state == "released"
+    assert not PaymentClaim.objects.exists()
+    assert "/secret" not in pages.paths()
+    assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
