@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.core.paginator import Paginator
-from django.utils.functional import cached_property
 
+from attest.admin import ReadOnlyAdmin
 from billing.models import (
     LocalTransfer,
     Offer,
@@ -17,28 +16,8 @@ from billing.models import (
 )
 
 
-class EstimatedPaginator(Paginator):
-    """Ledgers grow without bound; the admin shows pages without counting every row."""
-
-    @cached_property
-    def count(self) -> int:
-        return 10_000_000
-
-
-class LedgerAdmin(admin.ModelAdmin):
+class LedgerAdmin(ReadOnlyAdmin):
     """The ledger is written only by the payment flow; staff read it."""
-
-    paginator = EstimatedPaginator
-    show_full_result_count = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(Offer)

@@ -3,51 +3,14 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.core.paginator import Paginator
-from django.utils.functional import cached_property
 
+from attest.admin import ReadOnlyAdmin, ReadOnlyInline
 from citations import models
 from citations.services import credential_revoke, project_set_suspended
 
 
 def _staff(request) -> str:
     return f"staff:{request.user.get_username()}"
-
-
-class NoCountPaginator(Paginator):
-    """Counting millions of rows for every page is too slow; pretend there are many."""
-
-    @cached_property
-    def count(self) -> int:
-        return 10**9
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    show_full_result_count = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-
-class BigTableAdmin(ReadOnlyAdmin):
-    paginator = NoCountPaginator
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class CredentialInline(ReadOnlyInline):
@@ -101,14 +64,14 @@ class CredentialAdmin(ReadOnlyAdmin):
 
 
 @admin.register(models.Subject)
-class SubjectAdmin(BigTableAdmin):
+class SubjectAdmin(ReadOnlyAdmin):
     list_display = ["external_id", "project", "created_at", "erased_at"]
     list_select_related = ["project"]
     search_fields = ["external_id"]
 
 
 @admin.register(models.Observation)
-class ObservationAdmin(BigTableAdmin):
+class ObservationAdmin(ReadOnlyAdmin):
     list_display = ["message_id", "project", "subject", "role", "occurred_at", "received_at"]
     list_select_related = ["project", "subject"]
     list_filter = ["role"]
@@ -148,7 +111,7 @@ class EvidenceInline(ReadOnlyInline):
 
 
 @admin.register(models.Fact)
-class FactAdmin(BigTableAdmin):
+class FactAdmin(ReadOnlyAdmin):
     list_display = ["id", "project", "subject", "predicate", "value", "created_at"]
     list_select_related = ["project", "subject"]
     list_filter = ["predicate"]
@@ -158,7 +121,7 @@ class FactAdmin(BigTableAdmin):
 
 
 @admin.register(models.Evidence)
-class EvidenceAdmin(BigTableAdmin):
+class EvidenceAdmin(ReadOnlyAdmin):
     list_display = ["id", "fact", "observation", "byte_start", "byte_end", "extractor_version"]
     raw_id_fields = ["project", "fact", "observation"]
 
@@ -176,7 +139,7 @@ class RetractionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(models.AuditEvent)
-class AuditEventAdmin(BigTableAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ["seq", "project", "operation", "actor", "source_count", "created_at"]
     list_select_related = ["project"]
     list_filter = ["operation"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from attest.admin import ReadOnlyAdmin
 from verification.models import Verification
 
 
@@ -23,7 +24,7 @@ class FailedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Verification)
-class VerificationAdmin(admin.ModelAdmin):
+class VerificationAdmin(ReadOnlyAdmin):
     list_display = [
         "created_at",
         "route",
@@ -39,14 +40,4 @@ class VerificationAdmin(admin.ModelAdmin):
     list_filter = [FailedFilter, "outcome", "error_code", "route", "content_kind", "mode", "tier"]
     search_fields = ["request_id", "host", "requested_url", "content_sha256"]
     date_hierarchy = "created_at"
-    show_full_result_count = False
     readonly_fields = [f.name for f in Verification._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from attest.errors import InvalidRequest
 from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
+from verification.engine.classify import CONTENT_KINDS
 from verification.services import MODES, normalised_quote
 
 # A raw quote this long cannot normalise down to 1,000 characters in any sensible
@@ -86,18 +87,7 @@ class PageOutput(serializers.Serializer):
     requested_url = serializers.CharField()
     final_url = serializers.CharField()
     http_status = serializers.IntegerField(allow_null=True)
-    content_kind = serializers.ChoiceField(
-        choices=[
-            "real",
-            "http_error",
-            "bot_wall",
-            "js_shell",
-            "empty",
-            "timeout",
-            "too_large",
-            "unsupported",
-        ]
-    )
+    content_kind = serializers.ChoiceField(choices=CONTENT_KINDS)
     signals = serializers.ListField(child=serializers.CharField())
     title = serializers.CharField(allow_null=True)
     content_sha256 = serializers.CharField(allow_null=True)
