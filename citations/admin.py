@@ -27,12 +27,15 @@ class ProjectAdmin(admin.ModelAdmin):
     inlines = [CredentialInline]
     actions = ["suspend", "reinstate"]
 
-    @admin.action(description="Suspend the selected projects (their credentials answer 403)")
+    @admin.action(
+        description="Suspend the selected projects (their credentials answer 403)",
+        permissions=["change"],
+    )
     def suspend(self, request, queryset):
         for project in queryset:
             project_set_suspended(project=project, suspended=True, actor=_staff(request))
 
-    @admin.action(description="Reinstate the selected projects")
+    @admin.action(description="Reinstate the selected projects", permissions=["change"])
     def reinstate(self, request, queryset):
         for project in queryset:
             project_set_suspended(project=project, suspended=False, actor=_staff(request))
@@ -53,7 +56,7 @@ class CredentialAdmin(ReadOnlyAdmin):
     search_fields = ["prefix", "label", "project__name"]
     actions = ["revoke"]
 
-    @admin.action(description="Revoke the selected credentials")
+    @admin.action(description="Revoke the selected credentials", permissions=["change"])
     def revoke(self, request, queryset):
         for credential in queryset.select_related("project"):
             credential_revoke(credential=credential, actor=_staff(request))
