@@ -399,6 +399,11 @@ def fetch(
         except httpx.TransportError as exc:
             result.outcome, result.detail = "connection_failed", str(exc)
             break
+        except httpx.InvalidURL as exc:
+            # httpx builds the next request of a redirect itself and raises here for a
+            # Location it cannot parse (javascript:, data:, ...): a redirect we cannot follow.
+            result.outcome, result.detail = "connection_failed", f"bad redirect: {exc}"
+            break
         if hop == MAX_REDIRECTS:
             result.outcome = "too_many_redirects"
             break
