@@ -152,5 +152,11 @@ class SampleQuoteView(APIView):
         if page_name not in services.SAMPLE_PAGES:
             raise InvalidRequest("page must be demo or missing.", field="page")
         return Response(
-            services.sample_quote(mode=mode, page_name=page_name, request_id=request.request_id)
+            services.sample_quote(
+                mode=mode,
+                page_name=page_name,
+                request_id=request.request_id,
+                scheme=request.scheme,
+                host=request.get_host(),
+            )
         )
