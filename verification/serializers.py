@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from rest_framework import serializers
 
 from attest.errors import InvalidRequest
@@ -77,6 +79,12 @@ class VerifyQuoteInput(serializers.Serializer):
             parse_url(value)
         except InvalidURL as exc:
             raise serializers.ValidationError(str(exc)) from None
+        # The fetch never sends URL credentials, so accepting them would check a different
+        # page than the one asked for, and keep a secret in the verification records.
+        if "@" in urlsplit(value.strip()).netloc:
+            raise serializers.ValidationError(
+                "A URL with a user name or password cannot be fetched; remove them."
+            )
         return value
 
     def validate(self, attrs: dict) -> dict:

@@ -171,6 +171,9 @@ def test_a_quote_not_on_the_page_is_none(api, article):
         ({"url": "ftp://127.0.0.1/file"}, "url"),
         ({"url": "http://127.0.0.1/" + "a" * 2040}, "url"),
         ({"url": 42}, "url"),
+        # Credentials would be dropped from the fetch (and kept in our records): refused.
+        ({"url": "http://user:secret@127.0.0.1/p"}, "url"),
+        ({"url": "http://user@127.0.0.1/p"}, "url"),
         ({"quote": None}, "quote"),
         ({"quote": ""}, "quote"),
         ({"quote": "\u200b\u00ad \u200d"}, "quote"),
