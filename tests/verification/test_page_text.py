@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.verification.conftest import page
 from tests.verification.pdfs import text_pdf
 from verification.engine.classify import ADVICE, CONTENT_KINDS, classify_html
 from verification.engine.doi import find_doi
@@ -71,6 +72,29 @@ def test_meta_tags_links_scripts_and_mount_nodes_are_reported():
 )
 def test_html_is_decoded_by_bom_header_meta_then_utf8(body, charset, expected):
     assert expected in decode_html(body, charset)
+
+
+@pytest.mark.parametrize(
+    "charset",
+    ["hex", "base64", "rot13", "zlib", "uu", "idna", "punycode", "undefined", "utf-7"],
+)
+def test_a_charset_that_is_no_web_text_encoding_falls_back_to_utf8(charset):
+    # Python knows these names, but they are not text encodings a page can use: any
+    # page naming one in its header or <meta> must still be read, not raise.
+    body = "<p>caf\u00e9 +AGEAYgBj- \u00ff</p>".encode()
+    assert decode_html(body, charset) == body.decode("utf-8")
+    meta = f'<meta charset="{charset}">'.encode() + body
+    assert decode_html(meta, None) == meta.decode("utf-8")
+
+
+@pytest.mark.django_db
+def test_a_page_naming_a_codec_as_its_charset_is_still_verified(api, pages):
+    pages.routes["/hex"] = page("<p>needle words here</p>", content_type="text/html; charset=hex")
+    response = api.post(
+        "/v1/verify/quote", {"url": pages.url("/hex"), "quote": "needle words here"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["result"]["match"] == "exact"
 
 
 # --- classification ---------------------------------------------------------

@@ -43,13 +43,25 @@ class HtmlText:
     noscript_text: str = ""
 
 
+# Python codecs a page may name but that are no web text encoding: some raise on
+# decode (idna, undefined) or read markup as escapes (unicode-escape), and UTF-7 is
+# barred by the WHATWG Encoding Standard. Byte transforms (hex, base64, zlib) are
+# caught by the codec's own flag. A page naming any of them is read as UTF-8.
+_NOT_PAGE_ENCODINGS = frozenset(
+    {"idna", "punycode", "undefined", "utf-7", "unicode-escape", "raw-unicode-escape", "charmap"}
+)
+
+
 def _charset_ok(name: str | None) -> str | None:
     if not name:
         return None
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except LookupError:
         return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_ENCODINGS:
+        return None
+    return info.name
 
 
 def decode_html(body: bytes, header_charset: str | None = None) -> str:
