@@ -89,7 +89,8 @@ def _is_hidden(element: etree._Element) -> bool:
 
 
 def parse_html(markup: str) -> etree._Element | None:
-    markup = _XML_DECLARATION.sub("", markup, count=1)
+    # A browser's tree builder ignores U+0000 in text; libxml2 would make it U+FFFD.
+    markup = _XML_DECLARATION.sub("", markup, count=1).replace("\x00", "")
     if not markup.strip():
         return None
     try:
