@@ -81,6 +81,14 @@ def test_html_is_decoded_by_bom_header_meta_then_utf8(body, charset, expected):
     assert expected in decode_html(body, charset)
 
 
+@pytest.mark.parametrize("declared", ["utf-16", "UTF-16LE", "utf-16be", "utf-32"])
+def test_a_meta_tag_claiming_utf16_is_read_as_utf8(declared):
+    # A <meta> we could read as ASCII cannot be UTF-16; the HTML standard's prescan
+    # turns such a declaration into UTF-8, and browsers show the page that way.
+    body = f'<meta charset="{declared}"><p>caf\u00e9 words</p>'.encode()
+    assert "caf\u00e9 words" in decode_html(body, None)
+
+
 @pytest.mark.parametrize(
     "charset",
     ["hex", "base64", "rot13", "zlib", "uu", "idna", "punycode", "undefined", "utf-7"],

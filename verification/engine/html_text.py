@@ -75,6 +75,10 @@ def decode_html(body: bytes, header_charset: str | None = None) -> str:
     if encoding is None:
         found = _META_CHARSET.search(body[:4096])
         encoding = _charset_ok(found.group(1).decode("ascii")) if found else None
+        # A <meta> readable as ASCII is not UTF-16 or UTF-32, whatever it says: the HTML
+        # prescan reads such a page as UTF-8, and so do browsers.
+        if encoding is not None and encoding.startswith(("utf-16", "utf-32")):
+            encoding = "utf-8"
     return body.decode(encoding or "utf-8", errors="replace")
 
 
