@@ -81,6 +81,29 @@ def test_html_is_decoded_by_bom_header_meta_then_utf8(body, charset, expected):
     assert expected in decode_html(body, charset)
 
 
+@pytest.mark.parametrize(
+    ("declared", "body", "expected"),
+    [
+        # Pages labelled Latin-1 or ASCII use Windows-1252's curly quotes and dashes;
+        # browsers read them as such, Python's latin-1 made them invisible C1 controls.
+        (
+            "iso-8859-1",
+            b"\x93deeply concerned\x94 \x96 caf\xe9",
+            "\u201cdeeply concerned\u201d \u2013 caf\u00e9",
+        ),
+        ("us-ascii", b"\x91q\x92", "\u2018q\u2019"),
+        ("iso-8859-9", b"\x93q\x94 \xfe", "\u201cq\u201d \u015f"),
+        ("gb2312", "\u4e2d\u6587 \u9555".encode("gbk"), "\u4e2d\u6587 \u9555"),
+        ("shift_jis", "\u2460 \u65e5".encode("cp932"), "\u2460 \u65e5"),
+        ("euc-kr", "\ud55c \uac02".encode("cp949"), "\ud55c \uac02"),
+    ],
+)
+def test_legacy_labels_are_read_with_the_superset_browsers_use(declared, body, expected):
+    assert decode_html(body, declared) == expected
+    meta = f'<meta charset="{declared}">'.encode()
+    assert decode_html(meta + body, None) == meta.decode() + expected
+
+
 @pytest.mark.parametrize("declared", ["utf-16", "UTF-16LE", "utf-16be", "utf-32"])
 def test_a_meta_tag_claiming_utf16_is_read_as_utf8(declared):
     # A <meta> we could read as ASCII cannot be UTF-16; the HTML standard's prescan

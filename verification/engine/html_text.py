@@ -51,6 +51,21 @@ _NOT_PAGE_ENCODINGS = frozenset(
     {"idna", "punycode", "undefined", "utf-7", "unicode-escape", "raw-unicode-escape", "charmap"}
 )
 
+# The WHATWG Encoding Standard decodes these labels with a superset, as every browser
+# does: a page labelled Latin-1 with Windows-1252 curly quotes shows curly quotes.
+_BROWSER_SUPERSETS = {
+    "ascii": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "shift_jis": "cp932",
+    "euc_kr": "cp949",
+    "big5": "big5hkscs",
+}
+
 
 def _charset_ok(name: str | None) -> str | None:
     if not name:
@@ -61,7 +76,7 @@ def _charset_ok(name: str | None) -> str | None:
         return None
     if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_ENCODINGS:
         return None
-    return info.name
+    return _BROWSER_SUPERSETS.get(info.name, info.name)
 
 
 def decode_html(body: bytes, header_charset: str | None = None) -> str:
