@@ -8,7 +8,7 @@ from tests.verification.conftest import page
 from tests.verification.pdfs import text_pdf
 from verification.engine.classify import ADVICE, CONTENT_KINDS, classify_html
 from verification.engine.doi import find_doi
-from verification.engine.html_text import decode_html, html_text
+from verification.engine.html_text import MAX_TITLE_CHARS, decode_html, html_text
 from verification.engine.injection import injection_flags
 from verification.engine.pdf_text import PdfUnreadable, pdf_text
 
@@ -40,6 +40,22 @@ def test_block_elements_are_separated_and_inline_ones_are_not():
         "<body><p>one</p><p>two</p><div>three<br>four</div><span>fi</span><em>ve</em></body>"
     )
     assert read.text.split() == ["one", "two", "three", "four", "five"]
+
+
+def test_a_huge_title_is_cut_so_the_answer_stays_small():
+    read = html_text("<head><title>" + "word " * 100_000 + "</title></head><p>x</p>")
+    assert len(read.title) <= MAX_TITLE_CHARS
+    assert read.title.startswith("word word") and read.title.endswith("...")
+
+
+def test_a_doi_longer_than_any_real_one_is_not_reported():
+    # It would be echoed and signed into every receipt; no registered DOI is this long.
+    meta = {"citation_doi": ["10.1234/" + "a" * 100_000]}
+    assert find_doi(url="https://example.org/", meta=meta) is None
+    assert find_doi(url="https://doi.org/10.1234/" + "b" * 100_000) is None
+    assert find_doi(url="https://example.org/", meta={"citation_doi": ["10.1234/ok"]}) == (
+        "10.1234/ok"
+    )
 
 
 def test_nul_characters_in_text_are_dropped_as_a_browser_drops_them():

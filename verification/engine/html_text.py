@@ -30,6 +30,13 @@ _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 # a browser still shows; the fetcher's byte cap bounds the document instead.
 _PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=False, no_network=True)
 
+# The title is echoed in every answer; a hostile page must not make that answer huge.
+MAX_TITLE_CHARS = 1000
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
 
 @dataclass
 class HtmlText:
@@ -133,7 +140,7 @@ def html_text(markup: str) -> HtmlText:
 
     title = root.find(".//title")
     if title is not None:
-        result.title = " ".join((title.text_content() or "").split())
+        result.title = _cut(" ".join((title.text_content() or "").split()), MAX_TITLE_CHARS)
     for meta in root.iter("meta"):
         key = (meta.get("name") or meta.get("property") or "").strip().lower()
         if key and meta.get("content") is not None:
