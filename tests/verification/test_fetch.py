@@ -117,7 +117,7 @@ def test_a_redirect_to_a_url_that_cannot_be_fetched_ends_the_fetch(pages, locati
     # a failed fetch the caller can report, not an exception that becomes a 500.
     pages.routes["/odd"] = redirect(location)
     result = fetch(check_url(pages.url("/odd")))
-    assert result.outcome == "connection_failed"
+    assert (result.outcome, result.http_status) == ("connection_failed", 302)
     assert pages.paths() == ["/odd"]
 
 
