@@ -260,6 +260,7 @@ class PinnedTransport(httpx.BaseTransport):
 
     def __init__(self, target: Target, deadline: float) -> None:
         self.backend = _PinnedBackend(target, deadline)
+        self.status: int | None = None  # kept for when httpx raises after the answer came
         self._pool = httpcore.ConnectionPool(
             ssl_context=_shared_ssl_context(),
             max_connections=1,
@@ -282,6 +283,7 @@ class PinnedTransport(httpx.BaseTransport):
         )
         with _httpx_errors():
             response = self._pool.handle_request(core_request)
+        self.status = response.status
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
@@ -397,7 +399,14 @@ def fetch(
             result.outcome, result.detail = "timeout", str(exc)
             break
         except httpx.TransportError as exc:
+            result.http_status = transport.status or result.http_status
             result.outcome, result.detail = "connection_failed", str(exc)
+            break
+        except httpx.InvalidURL as exc:
+            # httpx builds the next request of a redirect itself and raises here for a
+            # Location it cannot parse (javascript:, data:, ...): a redirect we cannot follow.
+            result.http_status = transport.status or result.http_status
+            result.outcome, result.detail = "connection_failed", f"bad redirect: {exc}"
             break
         if hop == MAX_REDIRECTS:
             result.outcome = "too_many_redirects"

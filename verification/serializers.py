@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from rest_framework import serializers
 
 from attest.errors import InvalidRequest
@@ -14,13 +16,42 @@ from verification.services import MODES, normalised_quote
 MAX_RAW_QUOTE_CHARS = 20_000
 
 
+class StrictCharField(serializers.CharField):
+    """A JSON string only: a number or list is refused, not turned into text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false only: "yes", "false", 1 and 0 are refused, not guessed at."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictFloatField(serializers.FloatField):
+    """A JSON number only: a string such as "0.9" and a boolean are refused."""
+
+    default_error_messages = {"invalid": "A JSON number is required."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class VerifyQuoteInput(serializers.Serializer):
-    url = serializers.CharField(
+    url = StrictCharField(
         max_length=MAX_URL_LENGTH,
         trim_whitespace=False,
         help_text="http or https URL, at most 2,048 characters.",
     )
-    quote = serializers.CharField(
+    quote = StrictCharField(
         max_length=MAX_RAW_QUOTE_CHARS,
         trim_whitespace=False,
         help_text=(
@@ -29,14 +60,31 @@ class VerifyQuoteInput(serializers.Serializer):
         ),
     )
     match = serializers.ChoiceField(choices=MODES, default="fuzzy")
-    case_sensitive = serializers.BooleanField(default=False)
-    threshold = serializers.FloatField(min_value=0.5, max_value=1.0, default=0.9)
+    case_sensitive = StrictBooleanField(default=False)
+    threshold = StrictFloatField(min_value=0.5, max_value=1.0, default=0.9)
+
+    def to_internal_value(self, data):
+        # A misspelt option ("treshold") would otherwise be ignored and its default used.
+        if isinstance(data, dict):
+            for name in data:
+                if name not in self.fields:
+                    raise InvalidRequest(
+                        f"{name}: unknown field; the fields are {', '.join(self.fields)}.",
+                        field=name,
+                    )
+        return super().to_internal_value(data)
 
     def validate_url(self, value: str) -> str:
         try:
             parse_url(value)
         except InvalidURL as exc:
             raise serializers.ValidationError(str(exc)) from None
+        # The fetch never sends URL credentials, so accepting them would check a different
+        # page than the one asked for, and keep a secret in the verification records.
+        if "@" in urlsplit(value.strip()).netloc:
+            raise serializers.ValidationError(
+                "A URL with a user name or password cannot be fetched; remove them."
+            )
         return value
 
     def validate(self, attrs: dict) -> dict:

@@ -378,16 +378,25 @@ def sample_page_bytes(name: str = "demo") -> bytes:
     return (SAMPLES_DIR / SAMPLE_PAGES[name]).read_bytes()
 
 
-def sample_page_url(name: str = "demo") -> str:
+def sample_page_url(name: str = "demo", *, scheme: str, host: str) -> str:
+    """The demo page's URL on the host the sample was asked on.
+
+    ATTEST_PUBLIC_URL is used when the request came to its host (so a TLS proxy in
+    front still gives https); otherwise the request's own scheme and host, which
+    ALLOWED_HOSTS has already vetted, so the URL signed is one the caller can open.
+    """
     path = "/v1/sample/page" if name == "demo" else "/v1/sample/missing"
-    return settings.ATTEST_PUBLIC_URL.rstrip("/") + path
+    public = settings.ATTEST_PUBLIC_URL.rstrip("/")
+    if urlsplit(public).netloc.lower() == host.lower():
+        return public + path
+    return f"{scheme}://{host}{path}"
 
 
 def sample_quote(
-    *, mode: str = "fuzzy", page_name: str = "demo", request_id: str
+    *, mode: str = "fuzzy", page_name: str = "demo", request_id: str, scheme: str, host: str
 ) -> dict[str, Any]:
     """The real pipeline on our own demo page's bytes, in process: no network, no charge."""
-    url = sample_page_url(page_name)
+    url = sample_page_url(page_name, scheme=scheme, host=host)
     status = 200 if page_name == "demo" else 404
 
     def fetched_by() -> FetchResult:

@@ -18,7 +18,11 @@ from verification.serializers import ErrorOutput, VerifyQuoteInput, VerifyQuoteO
 
 _ERRORS = {
     400: OpenApiResponse(
-        ErrorOutput, description="invalid_request (details.field names the field)"
+        ErrorOutput,
+        description=(
+            "invalid_request (details.field names the field), or invalid_json for a body "
+            "that is not JSON"
+        ),
     ),
     403: OpenApiResponse(
         ErrorOutput, description="blocked (non-public address) or robots_disallowed"
@@ -27,6 +31,11 @@ _ERRORS = {
         ErrorOutput, description="host_not_found or match_too_costly (not charged)"
     ),
     501: OpenApiResponse(ErrorOutput, description="not_on_edge: a PDF on an edge server"),
+}
+_UNSUPPORTED_MEDIA = {
+    415: OpenApiResponse(
+        ErrorOutput, description="unsupported_media_type: send the body as application/json"
+    ),
 }
 
 
@@ -46,7 +55,7 @@ class VerifyQuoteView(APIView):
         ),
         request=VerifyQuoteInput,
         parameters=PAYMENT_PARAMETERS,
-        responses={200: VerifyQuoteOutput, **_ERRORS, **PAYMENT_RESPONSES},
+        responses={200: VerifyQuoteOutput, **_ERRORS, **_UNSUPPORTED_MEDIA, **PAYMENT_RESPONSES},
         examples=[
             OpenApiExample(
                 "fuzzy",
@@ -141,7 +150,12 @@ class SampleQuoteView(APIView):
             OpenApiParameter("match", str, enum=list(services.MODES), default="fuzzy"),
             OpenApiParameter("page", str, enum=list(services.SAMPLE_PAGES), default="demo"),
         ],
-        responses={200: VerifyQuoteOutput, 400: _ERRORS[400]},
+        responses={
+            200: VerifyQuoteOutput,
+            400: OpenApiResponse(
+                ErrorOutput, description="invalid_request: details.field names the parameter"
+            ),
+        },
         tags=["samples"],
     )
     def get(self, request: Request) -> Response:
@@ -152,5 +166,11 @@ class SampleQuoteView(APIView):
         if page_name not in services.SAMPLE_PAGES:
             raise InvalidRequest("page must be demo or missing.", field="page")
         return Response(
-            services.sample_quote(mode=mode, page_name=page_name, request_id=request.request_id)
+            services.sample_quote(
+                mode=mode,
+                page_name=page_name,
+                request_id=request.request_id,
+                scheme=request.scheme,
+                host=request.get_host(),
+            )
         )

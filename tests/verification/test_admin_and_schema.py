@@ -65,3 +65,17 @@ def test_openapi_documents_verify_quote_and_every_error(api):
     assert {"200", "400", "403", "422", "501"} <= set(operation["responses"])
     assert "/v1/sample/quote" in schema["paths"]
     assert "/v1/sample/page" in schema["paths"]
+
+
+def test_openapi_lists_every_status_verify_quote_can_answer(api):
+    # 415 is what a form-encoded or text body gets; 402/503 come from billing.
+    schema = api.get("/v1/openapi.json").json()
+    responses = schema["paths"]["/v1/verify/quote"]["post"]["responses"]
+    assert set(responses) == {"200", "400", "402", "403", "415", "422", "501", "503"}
+    assert "invalid_json" in responses["400"]["description"]
+
+
+def test_a_form_encoded_verify_quote_body_is_415_as_documented(api):
+    response = api.post("/v1/verify/quote", {"url": "http://127.0.0.1/", "quote": "a"})
+    assert response.status_code == 415
+    assert response.json()["error"]["code"] == "unsupported_media_type"

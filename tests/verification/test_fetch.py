@@ -109,6 +109,18 @@ def test_a_sixth_redirect_is_not_followed(pages):
     assert f"/r{MAX_REDIRECTS + 2}" not in pages.paths()
 
 
+@pytest.mark.parametrize(
+    "location", ["javascript:alert(1)", "data:text/html,hi", "ftp://example.com/x", "http://[::1"]
+)
+def test_a_redirect_to_a_url_that_cannot_be_fetched_ends_the_fetch(pages, location):
+    # httpx builds the next request itself and raises on such a Location; that must be
+    # a failed fetch the caller can report, not an exception that becomes a 500.
+    pages.routes["/odd"] = redirect(location)
+    result = fetch(check_url(pages.url("/odd")))
+    assert (result.outcome, result.http_status) == ("connection_failed", 302)
+    assert pages.paths() == ["/odd"]
+
+
 def test_every_redirect_hop_runs_the_hop_check(pages):
     pages.routes["/a"] = redirect("/b")
     pages.routes["/b"] = page("<p>b</p>")

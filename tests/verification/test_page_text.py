@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.verification.conftest import page
 from tests.verification.pdfs import text_pdf
 from verification.engine.classify import ADVICE, CONTENT_KINDS, classify_html
 from verification.engine.doi import find_doi
-from verification.engine.html_text import decode_html, html_text
+from verification.engine.html_text import MAX_TITLE_CHARS, decode_html, html_text
 from verification.engine.injection import injection_flags
 from verification.engine.pdf_text import PdfUnreadable, pdf_text
 
@@ -41,6 +42,29 @@ def test_block_elements_are_separated_and_inline_ones_are_not():
     assert read.text.split() == ["one", "two", "three", "four", "five"]
 
 
+def test_a_huge_title_is_cut_so_the_answer_stays_small():
+    read = html_text("<head><title>" + "word " * 100_000 + "</title></head><p>x</p>")
+    assert len(read.title) <= MAX_TITLE_CHARS
+    assert read.title.startswith("word word") and read.title.endswith("...")
+
+
+def test_a_doi_longer_than_any_real_one_is_not_reported():
+    # It would be echoed and signed into every receipt; no registered DOI is this long.
+    meta = {"citation_doi": ["10.1234/" + "a" * 100_000]}
+    assert find_doi(url="https://example.org/", meta=meta) is None
+    assert find_doi(url="https://doi.org/10.1234/" + "b" * 100_000) is None
+    assert find_doi(url="https://example.org/", meta={"citation_doi": ["10.1234/ok"]}) == (
+        "10.1234/ok"
+    )
+
+
+def test_nul_characters_in_text_are_dropped_as_a_browser_drops_them():
+    # The HTML parser in a browser ignores U+0000 in body text; lxml made it U+FFFD, so
+    # a quote copied from the rendered page only matched fuzzily.
+    read = html_text("<body><p>needle\x00 words\x00\x00 here</p></body>")
+    assert read.text.split() == ["needle", "words", "here"]
+
+
 def test_deeply_nested_markup_does_not_exhaust_the_stack():
     depth = 1500  # past Python's recursion limit, within libxml2's 2,048
     read = html_text("<body>" + "<div>" * depth + "deep" + "</div>" * depth + "</body>")
@@ -71,6 +95,60 @@ def test_meta_tags_links_scripts_and_mount_nodes_are_reported():
 )
 def test_html_is_decoded_by_bom_header_meta_then_utf8(body, charset, expected):
     assert expected in decode_html(body, charset)
+
+
+@pytest.mark.parametrize(
+    ("declared", "body", "expected"),
+    [
+        # Pages labelled Latin-1 or ASCII use Windows-1252's curly quotes and dashes;
+        # browsers read them as such, Python's latin-1 made them invisible C1 controls.
+        (
+            "iso-8859-1",
+            b"\x93deeply concerned\x94 \x96 caf\xe9",
+            "\u201cdeeply concerned\u201d \u2013 caf\u00e9",
+        ),
+        ("us-ascii", b"\x91q\x92", "\u2018q\u2019"),
+        ("iso-8859-9", b"\x93q\x94 \xfe", "\u201cq\u201d \u015f"),
+        ("gb2312", "\u4e2d\u6587 \u9555".encode("gbk"), "\u4e2d\u6587 \u9555"),
+        ("shift_jis", "\u2460 \u65e5".encode("cp932"), "\u2460 \u65e5"),
+        ("euc-kr", "\ud55c \uac02".encode("cp949"), "\ud55c \uac02"),
+    ],
+)
+def test_legacy_labels_are_read_with_the_superset_browsers_use(declared, body, expected):
+    assert decode_html(body, declared) == expected
+    meta = f'<meta charset="{declared}">'.encode()
+    assert decode_html(meta + body, None) == meta.decode() + expected
+
+
+@pytest.mark.parametrize("declared", ["utf-16", "UTF-16LE", "utf-16be", "utf-32"])
+def test_a_meta_tag_claiming_utf16_is_read_as_utf8(declared):
+    # A <meta> we could read as ASCII cannot be UTF-16; the HTML standard's prescan
+    # turns such a declaration into UTF-8, and browsers show the page that way.
+    body = f'<meta charset="{declared}"><p>caf\u00e9 words</p>'.encode()
+    assert "caf\u00e9 words" in decode_html(body, None)
+
+
+@pytest.mark.parametrize(
+    "charset",
+    ["hex", "base64", "rot13", "zlib", "uu", "idna", "punycode", "undefined", "utf-7"],
+)
+def test_a_charset_that_is_no_web_text_encoding_falls_back_to_utf8(charset):
+    # Python knows these names, but they are not text encodings a page can use: any
+    # page naming one in its header or <meta> must still be read, not raise.
+    body = "<p>caf\u00e9 +AGEAYgBj- \u00ff</p>".encode()
+    assert decode_html(body, charset) == body.decode("utf-8")
+    meta = f'<meta charset="{charset}">'.encode() + body
+    assert decode_html(meta, None) == meta.decode("utf-8")
+
+
+@pytest.mark.django_db
+def test_a_page_naming_a_codec_as_its_charset_is_still_verified(api, pages):
+    pages.routes["/hex"] = page("<p>needle words here</p>", content_type="text/html; charset=hex")
+    response = api.post(
+        "/v1/verify/quote", {"url": pages.url("/hex"), "quote": "needle words here"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["result"]["match"] == "exact"
 
 
 # --- classification ---------------------------------------------------------

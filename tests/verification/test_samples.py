@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 
+from receipts.services import verify_receipt
 from verification.engine.classify import ADVICE
 from verification.engine.html_text import html_text
 from verification.engine.normalise import normalise
@@ -32,7 +33,8 @@ def test_the_demo_404_page_answers_404(api):
 
 def test_the_quote_sample_finds_a_fuzzy_match_on_the_demo_page(api, settings):
     settings.ATTEST_PUBLIC_URL = "https://attest.example"
-    response = api.get("/v1/sample/quote")
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "attest.example"]
+    response = api.get("/v1/sample/quote", HTTP_HOST="attest.example")
     assert response.status_code == 200
     body = response.json()
     assert body["page"]["requested_url"] == "https://attest.example/v1/sample/page"
@@ -83,3 +85,19 @@ def test_samples_are_recorded_as_sample_calls(api):
     record = Verification.objects.get()
     assert (record.route, record.tier, record.outcome) == ("sample/quote", "sample", "answered")
     assert SAMPLE_QUOTES["fuzzy"] not in record.requested_url
+
+
+@pytest.mark.parametrize(
+    ("page", "path"), [("demo", "/v1/sample/page"), ("missing", "/v1/sample/missing")]
+)
+def test_a_sample_names_the_demo_page_on_the_host_it_was_asked_on(api, settings, page, path):
+    # A server listening elsewhere than ATTEST_PUBLIC_URL must not describe (and sign) a
+    # page URL the caller cannot open.
+    settings.ATTEST_PUBLIC_URL = "https://attest.example"
+    response = api.get(f"/v1/sample/quote?page={page}", HTTP_HOST="localhost:8123")
+    body = response.json()
+    assert body["page"]["requested_url"] == f"http://localhost:8123{path}"
+    assert body["page"]["final_url"] == f"http://localhost:8123{path}"
+    claims = verify_receipt(receipt=body["receipt"]).claims
+    assert claims["pages"][0]["url"] == f"http://localhost:8123{path}"
+    assert api.get(path, HTTP_HOST="localhost:8123").content == sample_page_bytes(page)

@@ -171,6 +171,9 @@ def test_a_quote_not_on_the_page_is_none(api, article):
         ({"url": "ftp://127.0.0.1/file"}, "url"),
         ({"url": "http://127.0.0.1/" + "a" * 2040}, "url"),
         ({"url": 42}, "url"),
+        # Credentials would be dropped from the fetch (and kept in our records): refused.
+        ({"url": "http://user:secret@127.0.0.1/p"}, "url"),
+        ({"url": "http://user@127.0.0.1/p"}, "url"),
         ({"quote": None}, "quote"),
         ({"quote": ""}, "quote"),
         ({"quote": "\u200b\u00ad \u200d"}, "quote"),
@@ -182,6 +185,21 @@ def test_a_quote_not_on_the_page_is_none(api, article):
         ({"threshold": "high"}, "threshold"),
         ({"match": "passages", "case_sensitive": True}, "case_sensitive"),
         ({"match": "passages", "quote": "the and of was it"}, "quote"),
+        # JSON types are kept: no number, string or list is quietly turned into another type.
+        ({"quote": 42}, "quote"),
+        ({"url": ["http://127.0.0.1/"]}, "url"),
+        ({"case_sensitive": "yes"}, "case_sensitive"),
+        ({"case_sensitive": "false"}, "case_sensitive"),
+        ({"case_sensitive": 1}, "case_sensitive"),
+        ({"case_sensitive": 0}, "case_sensitive"),
+        ({"threshold": "0.9"}, "threshold"),
+        ({"threshold": True}, "threshold"),
+        ({"threshold": "NaN"}, "threshold"),
+        ({"threshold": "Infinity"}, "threshold"),
+        ({"match": 1}, "match"),
+        # A misspelt option would otherwise silently fall back to its default.
+        ({"treshold": 0.5}, "treshold"),
+        ({"case_sensitve": True}, "case_sensitve"),
     ],
 )
 def test_a_bad_request_is_refused_with_the_field_before_any_work(api, pages, change, field):
@@ -208,6 +226,14 @@ def test_the_1000_character_limit_counts_after_normalisation(api, pages):
     refused = _post(api, url=pages.url("/long"), quote=spaced + "!", match="exact")
     assert refused.status_code == 400
     assert refused.json()["error"]["details"]["field"] == "quote"
+
+
+def test_a_body_that_is_not_a_json_object_is_400(api, pages):
+    for body in ("[1, 2]", '"a string"', "null", "42"):
+        response = api.generic("POST", "/v1/verify/quote", body, content_type="application/json")
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == "invalid_request"
+    assert pages.seen == []
 
 
 @pytest.mark.parametrize("threshold", [0.5, 1, 1.0])

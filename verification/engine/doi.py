@@ -10,6 +10,9 @@ from urllib.parse import unquote, urlsplit
 _DOI = re.compile(r"\b(10\.\d{4,9}/[-._;()/:a-z0-9]+)", re.I)
 _DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
 META_KEYS = ("citation_doi", "prism.doi", "dc.identifier", "dcterms.identifier")
+# Registered DOIs are far shorter; a longer one is a hostile page's, and it would be
+# echoed in the answer, signed into the receipt and sent to Crossref.
+MAX_DOI_CHARS = 300
 
 
 def _clean(candidate: str) -> str | None:
@@ -17,7 +20,8 @@ def _clean(candidate: str) -> str | None:
     if not found:
         return None
     # Trailing punctuation is almost always the sentence's, not the DOI's.
-    return found.group(1).rstrip(".,;:)").lower()
+    doi = found.group(1).rstrip(".,;:)").lower()
+    return doi if len(doi) <= MAX_DOI_CHARS else None
 
 
 def find_doi(

@@ -30,6 +30,13 @@ _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 # a browser still shows; the fetcher's byte cap bounds the document instead.
 _PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=False, no_network=True)
 
+# The title is echoed in every answer; a hostile page must not make that answer huge.
+MAX_TITLE_CHARS = 1000
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
 
 @dataclass
 class HtmlText:
@@ -43,13 +50,40 @@ class HtmlText:
     noscript_text: str = ""
 
 
+# Python codecs a page may name but that are no web text encoding: some raise on
+# decode (idna, undefined) or read markup as escapes (unicode-escape), and UTF-7 is
+# barred by the WHATWG Encoding Standard. Byte transforms (hex, base64, zlib) are
+# caught by the codec's own flag. A page naming any of them is read as UTF-8.
+_NOT_PAGE_ENCODINGS = frozenset(
+    {"idna", "punycode", "undefined", "utf-7", "unicode-escape", "raw-unicode-escape", "charmap"}
+)
+
+# The WHATWG Encoding Standard decodes these labels with a superset, as every browser
+# does: a page labelled Latin-1 with Windows-1252 curly quotes shows curly quotes.
+_BROWSER_SUPERSETS = {
+    "ascii": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "shift_jis": "cp932",
+    "euc_kr": "cp949",
+    "big5": "big5hkscs",
+}
+
+
 def _charset_ok(name: str | None) -> str | None:
     if not name:
         return None
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except LookupError:
         return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_ENCODINGS:
+        return None
+    return _BROWSER_SUPERSETS.get(info.name, info.name)
 
 
 def decode_html(body: bytes, header_charset: str | None = None) -> str:
@@ -63,6 +97,10 @@ def decode_html(body: bytes, header_charset: str | None = None) -> str:
     if encoding is None:
         found = _META_CHARSET.search(body[:4096])
         encoding = _charset_ok(found.group(1).decode("ascii")) if found else None
+        # A <meta> readable as ASCII is not UTF-16 or UTF-32, whatever it says: the HTML
+        # prescan reads such a page as UTF-8, and so do browsers.
+        if encoding is not None and encoding.startswith(("utf-16", "utf-32")):
+            encoding = "utf-8"
     return body.decode(encoding or "utf-8", errors="replace")
 
 
@@ -77,7 +115,8 @@ def _is_hidden(element: etree._Element) -> bool:
 
 
 def parse_html(markup: str) -> etree._Element | None:
-    markup = _XML_DECLARATION.sub("", markup, count=1)
+    # A browser's tree builder ignores U+0000 in text; libxml2 would make it U+FFFD.
+    markup = _XML_DECLARATION.sub("", markup, count=1).replace("\x00", "")
     if not markup.strip():
         return None
     try:
@@ -101,7 +140,7 @@ def html_text(markup: str) -> HtmlText:
 
     title = root.find(".//title")
     if title is not None:
-        result.title = " ".join((title.text_content() or "").split())
+        result.title = _cut(" ".join((title.text_content() or "").split()), MAX_TITLE_CHARS)
     for meta in root.iter("meta"):
         key = (meta.get("name") or meta.get("property") or "").strip().lower()
         if key and meta.get("content") is not None:
