@@ -152,7 +152,8 @@ def find_trailing_date(clause: str, now: datetime) -> ResolvedDate | None:
             continue
         try:
             at, precision = _resolve(kind, match, now)
-        except ValueError:  # "31 February" and the like: not a date, so no fact
+        except (ValueError, OverflowError):
+            # "31 February", or a day before year 1 from an early message: not a date.
             raise UnusableDate(match.group("phrase")) from None
         if at > now:
             raise UnusableDate(match.group("phrase"))
