@@ -205,6 +205,8 @@ _HEDGE_RE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r")\b
 _NEGATION_RE = re.compile(
     r"(?:\b(?:not|never|no longer|no|nor|neither|nobody|nothing)\b|n['\u2019]t)", re.IGNORECASE
 )
+# The longest hedge or negation: how far back a resumed scan must look.
+_DOUBT_SPAN = max(len(word) for word in (*HEDGES, *NEGATIONS))
 # Sentences end at . ! ? or a line break; clauses split further at ";", ": " and at
 # ", and I" / " and I" / ", but my" so each first-person statement stands alone.
 _SENTENCE_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|(?=\n)|$)")
@@ -285,34 +287,42 @@ def _split_list(value: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
-def _byte_offset(text: str, index: int) -> int:
-    return len(text[:index].encode("utf-8"))
-
-
 def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
     """Every fact the rules find in ``text``, a message sent at ``occurred_at`` (aware)."""
     found: list[Extraction] = []
+    # Both scans below move forward only, so a message of many clauses costs time in
+    # proportion to its length, not to its length times its number of clauses.
+    sentence, doubted, scanned = -1, False, 0
+    chars_seen, bytes_seen = 0, 0
     for start, end, terminal, sentence_start in _clauses(text):
+        if sentence_start != sentence:
+            sentence, doubted, scanned = sentence_start, False, sentence_start
+        if not doubted and start > scanned:
+            # "I'm not sure, but I live in Dublin": doubt earlier in the sentence covers
+            # it. Only the text not yet scanned is searched, plus enough before it to
+            # catch a word that straddles the previous clause's start.
+            pos = max(sentence_start, scanned - _DOUBT_SPAN)
+            doubted = bool(
+                _HEDGE_RE.search(text, pos, start) or _NEGATION_RE.search(text, pos, start)
+            )
+            scanned = start
+        if "?" in terminal or doubted:
+            continue
         clause = text[start:end]
-        if "?" in terminal:
-            continue
-        # "I'm not sure, but I live in Dublin": doubt earlier in the sentence covers it.
-        before = text[sentence_start:start]
-        if _HEDGE_RE.search(before) or _NEGATION_RE.search(before):
-            continue
         for predicate, pattern in _PATTERNS:
             match = pattern.match(clause)
             if match is None:
                 continue
-            found.extend(_facts_from(text, start, clause, terminal, predicate, match, occurred_at))
+            bytes_seen += len(text[chars_seen:start].encode("utf-8"))
+            chars_seen = start
+            found.extend(_facts_from(clause, bytes_seen, terminal, predicate, match, occurred_at))
             break
     return found
 
 
 def _facts_from(
-    text: str,
-    start: int,
     clause: str,
+    byte_start: int,
     terminal: str,
     predicate: str,
     match: re.Match[str],
@@ -365,7 +375,6 @@ def _facts_from(
         elif precision == "month":
             value = value[:7]
     quote = clause
-    byte_start = _byte_offset(text, start)
     byte_end = byte_start + len(quote.encode("utf-8"))
     statement = quote + (terminal.strip()[:1] or ".")
     values = _split_list(value) if predicate in LIST_VALUED else [value]

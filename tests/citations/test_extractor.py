@@ -165,3 +165,51 @@ def test_version_names_the_rules_hash():
 def test_extraction_is_deterministic():
     text = "I moved to Dublin in March. I like tea, and I have two cats."
     assert extract(text, occurred_at=SENT) == extract(text, occurred_at=SENT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Paris 3 days ago.",
+        "I moved to Paris yesterday.",
+        "I moved to Paris last week.",
+        "I moved to Paris two years ago.",
+        "I moved to Paris in March.",
+    ],
+)
+def test_a_relative_date_before_year_one_yields_no_fact(text):
+    # The API accepts any ISO timestamp, so a message can be dated 0001-01-01.
+    assert extract(text, occurred_at=datetime(1, 1, 1, 10, tzinfo=UTC)) == []
+
+
+def test_a_message_of_very_many_clauses_is_read_in_one_pass():
+    # 300,000 clauses in one sentence: rescanning the sentence for doubt before each
+    # clause took hours (and 120 s made pytest-timeout fail this test).
+    text = "x;" * 300_000 + "I live in Cork."
+    fact = only(text)
+    assert fact.value == "Cork"
+    assert text.encode("utf-8")[fact.byte_start : fact.byte_end] == b"I live in Cork"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not sure; x; y; z; I live in Cork.",
+        "Maybe; " + "x; " * 50 + "I live in Cork.",
+        "x; y; nothing; I live in Cork.",
+    ],
+)
+def test_doubt_several_clauses_back_in_the_sentence_still_voids_a_fact(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+def test_doubt_in_an_earlier_sentence_does_not_void_a_later_one():
+    facts = extract(
+        "I'm not sure. x; y; I live in Cork. Ünïcödé; I work at Acme.", occurred_at=SENT
+    )
+    assert [(f.predicate, f.value) for f in facts] == [("lives_in", "Cork"), ("works_at", "Acme")]
+    raw = "I'm not sure. x; y; I live in Cork. Ünïcödé; I work at Acme.".encode()
+    assert [raw[f.byte_start : f.byte_end].decode() for f in facts] == [
+        "I live in Cork",
+        "I work at Acme",
+    ]
