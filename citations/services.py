@@ -403,15 +403,21 @@ def _apply_extraction(
     now: datetime,
 ) -> list[tuple[Fact, str]]:
     start = extraction.valid_from
-    versions = list(_believed(project, subject, extraction.predicate))
     functional = extraction.cardinality == "one"
     if not functional:
-        for version in versions:
-            if version.fact.value_key == extraction.value_key and version.valid_until is None:
-                _add_evidence(project, version.fact, observation, extraction, now)
-                return [(version.fact, "evidence_added")]
+        # Only the open fact with this value matters: asking the database for it keeps a
+        # message listing thousands of likes from reading every earlier one per item.
+        version = (
+            _believed(project, subject, extraction.predicate)
+            .filter(fact__value_key=extraction.value_key, valid_until__isnull=True)
+            .first()
+        )
+        if version is not None:
+            _add_evidence(project, version.fact, observation, extraction, now)
+            return [(version.fact, "evidence_added")]
         fact = _create_fact(project, subject, generation, observation, extraction, now, None)
         return [(fact, "created")]
+    versions = list(_believed(project, subject, extraction.predicate))
 
     containing = next((v for v in versions if _valid(v).contains(start)), None)
     later = [v for v in versions if v.valid_from > start and v is not containing]

@@ -88,6 +88,18 @@ def test_a_repeated_statement_adds_evidence_not_a_second_fact(ledger):
     assert Evidence.objects.filter(fact_id=first[0]["id"]).count() == 2
 
 
+def test_a_message_listing_thousands_of_likes_gives_one_fact_each(ledger):
+    # Each item used to load every earlier open "likes" fact of the subject, so this
+    # took minutes (pytest-timeout ended it); the repeated last item adds evidence.
+    items = [f"thing{i}" for i in range(2500)]
+    text = " ".join(f"I like {item}." for item in items) + " I like thing0."
+    response = ledger.ingest("u", ("m1", text, "2026-03-04T10:00:00Z"))
+    assert len(created(response, "likes")) == 2500
+    assert response.json()["facts"][-1]["change"] == "evidence_added"
+    assert sorted(Fact.objects.values_list("value", flat=True)) == sorted(items)
+    assert Evidence.objects.count() == 2501
+
+
 def test_assistant_messages_are_stored_but_not_mined_for_facts(ledger):
     response = ledger.ingest(
         "u", ("m1", "I live in the cloud.", "2026-03-04T10:00:00Z"), role="assistant"
