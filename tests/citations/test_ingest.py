@@ -78,6 +78,25 @@ def test_reusing_a_message_id_for_other_text_is_a_conflict(ledger):
     assert response.json()["error"]["code"] == "message_conflict"
 
 
+@pytest.mark.parametrize(
+    ("role", "occurred_at"),
+    [("assistant", "2026-03-04T10:11:58Z"), ("user", "2026-03-05T10:11:58Z")],
+)
+def test_reusing_a_message_id_with_another_role_or_time_is_a_conflict(ledger, role, occurred_at):
+    ledger.ingest("user-1", ("m1", "I live in Galway.", "2026-03-04T10:11:58Z"))
+    response = ledger.ingest("user-1", ("m1", "I live in Galway.", occurred_at), role=role)
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "message_conflict"
+    assert response.json()["error"]["details"] == {"message_id": "m1"}
+
+
+def test_resending_a_message_with_the_same_instant_in_another_offset_is_a_replay(ledger):
+    ledger.ingest("user-1", ("m1", "I live in Galway.", "2026-03-04T10:11:58Z"))
+    response = ledger.ingest("user-1", ("m1", "I live in Galway.", "2026-03-04T11:11:58+01:00"))
+    assert response.status_code == 201
+    assert response.json()["observations"][0]["created"] is False
+
+
 def test_a_repeated_statement_adds_evidence_not_a_second_fact(ledger):
     first = created(ledger.ingest("u", ("m1", "I live in Galway.", "2026-03-04T10:00:00Z")))
     again = ledger.ingest("u", ("m2", "Still here: I live in Galway.", "2026-03-05T10:00:00Z"))
