@@ -255,6 +255,31 @@ def test_arrival_order_does_not_change_the_outcome(ledger, other_ledger):
             },
             "messages[0].occurred_at",
         ),
+        (
+            {
+                "subject": "u",
+                "messages": [
+                    {"id": "m", "role": "user", "text": "x", "occurred_at": "2026-03-04T10:00:00"}
+                ],
+            },
+            "messages[0].occurred_at",
+        ),
+        (
+            {
+                "subject": "u",
+                "messages": [{"id": "m", "role": "user", "text": "x", "occurred_at": "2026-03-04"}],
+            },
+            "messages[0].occurred_at",
+        ),
+        (
+            {
+                "subject": "u",
+                "messages": [
+                    {"id": "m", "role": "user", "text": "x", "occurred_at": "2026-13-04T10:00:00"}
+                ],
+            },
+            "messages[0].occurred_at",
+        ),
     ],
 )
 def test_malformed_ingest_is_refused_with_the_field(ledger, body, field):
