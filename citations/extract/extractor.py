@@ -7,7 +7,8 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
 - a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause outside the
   captured value, or earlier in the same sentence, yields nothing;
 - a trailing date phrase sets the start of validity with its precision; a date after
-  the message time yields nothing; with no date, validity starts at the message time;
+  the message time, or a phrase of time to come (FUTURE), yields nothing; with no date,
+  validity starts at the message time;
 - the quote is the clause without its closing punctuation, located at UTF-8 byte
   offsets into the message.
 
@@ -141,6 +142,19 @@ HEDGES = (
     "supposedly",
     "used to",
 )
+# Times still to come: a fact cannot begin after the message that states it, and these
+# phrases are no date the rules resolve, so without this they would end up in the value
+# ("I moved to Rome next week" would say Rome from now on).
+FUTURE = (
+    r"tomorrow",
+    r"soon",
+    r"next (?:week|weekend|month|year|spring|summer|autumn|fall|winter|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december)",
+    r"in (?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"a couple of|a few) (?:minute|hour|day|week|month|year)s?",
+    r"later (?:today|tonight|this \w+|on)",
+)
 NEGATIONS = ("not", "n't", "never", "no longer", "no", "nor", "neither", "nobody", "nothing")
 
 # The value stops at these words: what follows qualifies the fact, it is not part of it.
@@ -184,6 +198,7 @@ def _rules_hash() -> str:
         "list_valued": sorted(LIST_VALUED),
         "hedges": HEDGES,
         "negations": NEGATIONS,
+        "future": FUTURE,
         "vague": sorted(VAGUE_VALUES),
         "stops": VALUE_STOPS,
         "stops_by_predicate": VALUE_STOPS_BY_PREDICATE,
@@ -202,6 +217,7 @@ _PATTERNS = tuple(
     for pattern in patterns
 )
 _HEDGE_RE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r")\b", re.IGNORECASE)
+_FUTURE_RE = re.compile(r"\b(?:" + "|".join(FUTURE) + r")\b", re.IGNORECASE)
 _NEGATION_RE = re.compile(
     r"(?:\b(?:not|never|no longer|no|nor|neither|nobody|nothing)\b|n['\u2019]t)", re.IGNORECASE
 )
@@ -328,6 +344,8 @@ def _facts_from(
     match: re.Match[str],
     occurred_at: datetime,
 ) -> list[Extraction]:
+    if _FUTURE_RE.search(clause):
+        return []
     raw = match.group("value")
     value_start = match.start("value")
     try:

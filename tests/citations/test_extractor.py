@@ -213,3 +213,19 @@ def test_doubt_in_an_earlier_sentence_does_not_void_a_later_one():
         "I live in Cork",
         "I work at Acme",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Rome next week.",
+        "I moved to Rome tomorrow.",
+        "I move to Rome in two weeks.",
+        "I start at Acme next Monday.",
+        "I joined Acme in 3 days.",
+        "I'm moving to Rome soon.",
+        "I live in Rome from next month.",
+    ],
+)
+def test_time_still_to_come_yields_nothing_rather_than_a_fact_from_now(text):
+    assert extract(text, occurred_at=SENT) == []
