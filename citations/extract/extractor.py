@@ -4,8 +4,8 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
 
 - a clause ending in ``?`` is a question and yields nothing;
 - a clause must open with a first-person pattern of one predicate (table PREDICATES);
-- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause outside the
-  captured value, or earlier in the same sentence, yields nothing;
+- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause (in a name's value
+  only outside it), or earlier in the same sentence, yields nothing;
 - a trailing date phrase sets the start of validity with its precision; a date after
   the message time, or a phrase of time to come (FUTURE), yields nothing; with no date,
   validity starts at the message time;
@@ -367,7 +367,8 @@ def _facts_from(
         outside += " " + match.group("value")[date.phrase_start :]
     if _HEDGE_RE.search(outside) or _NEGATION_RE.search(outside):
         return []
-    if _NEGATION_RE.search(value) and predicate not in {"name"}:
+    # Doubt inside the value counts too ("I live in Rome I think"); a name may be "Will".
+    if predicate != "name" and (_NEGATION_RE.search(value) or _HEDGE_RE.search(value)):
         return []
     value = value.strip().strip("\"'\u201c\u201d\u2018\u2019").strip()
     if not value or len(value) > 120 or value_key(value) in VAGUE_VALUES:

@@ -229,3 +229,15 @@ def test_doubt_in_an_earlier_sentence_does_not_void_a_later_one():
 )
 def test_time_still_to_come_yields_nothing_rather_than_a_fact_from_now(text):
     assert extract(text, occurred_at=SENT) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I live in Rome I think.", "I work at Acme probably.", "I live in Cork maybe."],
+)
+def test_a_hedge_after_the_value_yields_nothing(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+def test_a_name_may_be_a_hedge_word():
+    assert only("My name is Will.").value == "Will"
