@@ -2,7 +2,8 @@
 
 Rules, in order, for each clause of a message (when in doubt, no fact):
 
-- a clause ending in ``?`` is a question and yields nothing;
+- a clause ending in ``?`` is a question and yields nothing, and so does one inside
+  double quotation marks (reported speech);
 - a clause must open with a first-person pattern of one predicate (table PREDICATES);
 - a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause (in a name's value
   only outside it), or earlier in the same sentence, yields nothing;
@@ -22,6 +23,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import repeat
 
 from citations.extract.dates import DATE_PATTERNS, UnusableDate, find_trailing_date
 
@@ -221,6 +223,8 @@ _FUTURE_RE = re.compile(r"\b(?:" + "|".join(FUTURE) + r")\b", re.IGNORECASE)
 _NEGATION_RE = re.compile(
     r"(?:\b(?:not|never|no longer|no|nor|neither|nobody|nothing)\b|n['\u2019]t)", re.IGNORECASE
 )
+# Straight and typographic double quotation marks: an odd count opens a quotation.
+_QUOTE_MARKS = ('"', "\u201c", "\u201d")
 # The longest hedge or negation: how far back a resumed scan must look.
 _DOUBT_SPAN = max(len(word) for word in (*HEDGES, *NEGATIONS))
 # Sentences end at . ! ? or a line break; clauses split further at ";", ": " and at
@@ -309,10 +313,16 @@ def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
     # Both scans below move forward only, so a message of many clauses costs time in
     # proportion to its length, not to its length times its number of clauses.
     sentence, doubted, scanned = -1, False, 0
+    quoted, quotes_counted = False, 0
     chars_seen, bytes_seen = 0, 0
     for start, end, terminal, sentence_start in _clauses(text):
         if sentence_start != sentence:
             sentence, doubted, scanned = sentence_start, False, sentence_start
+            quoted, quotes_counted = False, sentence_start
+        # '"I live in Rome," he said': words inside quotation marks are someone's
+        # speech, and not necessarily the writer's own, so they give no fact.
+        quoted ^= sum(map(text.count, _QUOTE_MARKS, repeat(quotes_counted), repeat(start))) % 2
+        quotes_counted = start
         if not doubted and start > scanned:
             # "I'm not sure, but I live in Dublin": doubt earlier in the sentence covers
             # it. Only the text not yet scanned is searched, plus enough before it to
@@ -322,7 +332,7 @@ def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
                 _HEDGE_RE.search(text, pos, start) or _NEGATION_RE.search(text, pos, start)
             )
             scanned = start
-        if "?" in terminal or doubted:
+        if "?" in terminal or doubted or quoted:
             continue
         clause = text[start:end]
         for predicate, pattern in _PATTERNS:

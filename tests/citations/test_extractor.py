@@ -241,3 +241,24 @@ def test_a_hedge_after_the_value_yields_nothing(text):
 
 def test_a_name_may_be_a_hedge_word():
     assert only("My name is Will.").value == "Will"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"I live in Rome," he said.',
+        "\u201cI work at Acme,\u201d she told me.",
+        'My brother wrote: "I moved to Oslo in March."',
+    ],
+)
+def test_reported_speech_in_quotation_marks_yields_nothing(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+def test_quotation_marks_around_a_value_or_before_the_clause_are_no_speech():
+    text = '\u201cI live in Rome,\u201d she said; I work at Acme. I like "Star Wars".'
+    facts = extract(text, occurred_at=SENT)
+    assert [(f.predicate, f.value) for f in facts] == [
+        ("works_at", "Acme"),
+        ("likes", "Star Wars"),
+    ]
