@@ -24,6 +24,13 @@ class InstantField(serializers.DateTimeField):
         "naive": "Give the time with its offset, such as 2026-03-04T10:11:58Z.",
     }
 
+    def enforce_timezone(self, value):
+        # Keep the sender's offset (the parent converts to UTC): relative dates in the
+        # message are read on the sender's calendar.
+        if timezone.is_aware(value):
+            return value
+        return super().enforce_timezone(value)
+
     def to_internal_value(self, value):
         try:
             parsed = parse_datetime(value.strip()) if isinstance(value, str) else None

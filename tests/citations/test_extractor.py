@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -262,3 +262,14 @@ def test_quotation_marks_around_a_value_or_before_the_clause_are_no_speech():
         ("works_at", "Acme"),
         ("likes", "Star Wars"),
     ]
+
+
+def test_dates_are_read_on_the_senders_calendar():
+    helsinki = timezone(timedelta(hours=2))
+    # Just after midnight on 1 March in Helsinki: still February in UTC.
+    fact = only("I moved to Rome in March.", datetime(2026, 3, 1, 1, 0, tzinfo=helsinki))
+    assert fact.valid_from == datetime(2026, 3, 1, tzinfo=helsinki)
+    assert fact.valid_precision == "month"
+    karachi = timezone(timedelta(hours=5))
+    fact = only("I moved to Rome yesterday.", datetime(2026, 3, 4, 0, 30, tzinfo=karachi))
+    assert fact.valid_from == datetime(2026, 3, 3, tzinfo=karachi)

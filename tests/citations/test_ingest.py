@@ -48,6 +48,17 @@ def test_seed_example_gives_a_current_lives_in_fact_from_march(ledger):
     assert resolved["status"] == "current"
 
 
+def test_relative_dates_use_the_offset_the_message_was_sent_with(ledger):
+    # 01:00 on 1 March in Helsinki is 23:00 on 28 February in UTC: "in March" is
+    # this March, from midnight in Helsinki, not March of the year before.
+    response = ledger.ingest("u", ("m1", "I moved to Rome in March.", "2026-03-01T01:00:00+02:00"))
+    [fact] = created(response)
+    valid = ledger.resolve(fact["id"]).json()["valid"]
+    assert (valid["from"], valid["from_precision"]) == ("2026-02-28T22:00:00Z", "month")
+    observation = ledger.resolve(fact["id"]).json()["evidence"][0]
+    assert observation["occurred_at"] == "2026-02-28T23:00:00Z"
+
+
 def test_message_bytes_and_their_sha256_are_kept(ledger):
     text = "Ich wohne in Köln 🙂. I live in Cologne."
     ledger.ingest("user-1", ("m1", text, "2026-03-04T10:11:58Z"))
