@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ from attest.errors import AttestError
 from citations.models import Credential, Project
 
 TOKEN_PREFIX = "att"
+# att_<12 hex digits>_<URL-safe base64 secret>, with room for longer prefixes later.
+_TOKEN_SHAPE = re.compile(rf"{TOKEN_PREFIX}_[0-9a-f]{{1,16}}_[A-Za-z0-9_-]{{1,256}}")
 
 
 class ProjectSuspended(AttestError):
@@ -62,9 +65,11 @@ class CredentialAuthentication(authentication.BaseAuthentication):
         if scheme.lower() != self.keyword.lower() or not token.strip():
             return None
         token = token.strip()
-        parts = token.split("_", 2)
-        if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
+        # Only the shape new_token() makes reaches the database: a NUL or other stray
+        # character in a header is a wrong credential (401), never a database error.
+        if _TOKEN_SHAPE.fullmatch(token) is None:
             raise exceptions.AuthenticationFailed()
+        parts = token.split("_", 2)
         credential = (
             Credential.objects.select_related("project")
             .filter(Q(revoked_at__isnull=True) | Q(revoked_at__gt=timezone.now()), prefix=parts[1])

@@ -164,8 +164,7 @@ def _parse_id(raw: Any) -> uuid.UUID:
 
 
 def _parse_limit(raw: Any) -> int:
-    if raw is None:
-        return RESOLVE_DEFAULT_LIMIT
+    # Only a missing limit takes the default: null is a malformed number, like "8".
     if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= RESOLVE_MAX_LIMIT:
         raise InvalidCitation(
             f"limit must be a whole number from 1 to {RESOLVE_MAX_LIMIT}.",
@@ -255,7 +254,7 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
     if not isinstance(payload, dict):
         raise InvalidCitation()
     fact_id = _parse_id(payload.get("id"))
-    limit = _parse_limit(payload.get("limit"))
+    limit = _parse_limit(payload["limit"]) if "limit" in payload else RESOLVE_DEFAULT_LIMIT
     after = _parse_after(payload.get("after"), fact_id)
     # The latest version carries the fact: one query for both.
     version = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from citations.extract.extractor import PREDICATES
@@ -16,11 +17,35 @@ MAX_MESSAGE_BYTES = 1024 * 1024
 CLOCK_SKEW = timedelta(minutes=5)
 
 
+class InstantField(serializers.DateTimeField):
+    """An RFC 3339 time with its offset: a time without one names no single instant."""
+
+    default_error_messages = {
+        "naive": "Give the time with its offset, such as 2026-03-04T10:11:58Z.",
+    }
+
+    def enforce_timezone(self, value):
+        # Keep the sender's offset (the parent converts to UTC): relative dates in the
+        # message are read on the sender's calendar.
+        if timezone.is_aware(value):
+            return value
+        return super().enforce_timezone(value)
+
+    def to_internal_value(self, value):
+        try:
+            parsed = parse_datetime(value.strip()) if isinstance(value, str) else None
+        except ValueError:  # "2026-13-01T00:00Z": the parent refuses it as invalid
+            parsed = None
+        if parsed is not None and parsed.tzinfo is None:
+            self.fail("naive")
+        return super().to_internal_value(value)
+
+
 class MessageIn(serializers.Serializer):
     id = serializers.CharField(max_length=200)
     role = serializers.ChoiceField(choices=Role.values)
     text = serializers.CharField(trim_whitespace=False)
-    occurred_at = serializers.DateTimeField()
+    occurred_at = InstantField()
     session = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     ordinal = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
 
@@ -51,8 +76,8 @@ class ObservationsIn(serializers.Serializer):
 
 
 class AsOf(serializers.Serializer):
-    valid_at = serializers.DateTimeField(required=False)
-    known_at = serializers.DateTimeField(required=False)
+    valid_at = InstantField(required=False)
+    known_at = InstantField(required=False)
 
 
 class RecallIn(serializers.Serializer):
@@ -121,7 +146,7 @@ class EvidenceOut(serializers.Serializer):
     source_message_id = serializers.CharField()
     source_ordinal = serializers.IntegerField()
     role = serializers.CharField()
-    occurred_at = serializers.DateTimeField()
+    occurred_at = InstantField()
     quote = serializers.CharField()
     byte_start = serializers.IntegerField()
     byte_end = serializers.IntegerField()
@@ -145,7 +170,7 @@ class ObservationOut(serializers.Serializer):
     message_id = serializers.CharField()
     subject = serializers.CharField()
     role = serializers.CharField()
-    occurred_at = serializers.DateTimeField()
+    occurred_at = InstantField()
     received_at = serializers.DateTimeField()
     sha256 = serializers.CharField()
     bytes = serializers.IntegerField()

@@ -36,7 +36,10 @@ GENESIS_HASH = "0" * 64
 class MessageConflict(AttestError):
     status_code = 409
     code = "message_conflict"
-    message = "A message with this ID was already stored with other content or another subject."
+    message = (
+        "A message with this ID was already stored with other text, role, time or subject; "
+        "give a different message its own ID."
+    )
 
 
 # --- tenancy ---------------------------------------------------------------
@@ -255,8 +258,7 @@ def _store_observation(
     stored = Observation.objects.for_project(project).filter(message_id=message.message_id)
     existing = stored.first()
     if existing is not None:
-        if existing.content_sha256 != digest or existing.subject_id != subject.pk:
-            raise MessageConflict(details={"message_id": message.message_id})
+        _check_replay(existing, subject, message, digest)
         return existing, False
     try:
         with transaction.atomic():
@@ -265,9 +267,23 @@ def _store_observation(
         # Another request stored this message ID first (under another subject, since
         # the subject lock serialises the same one): the same rule as a replay applies.
         existing = Observation.objects.for_project(project).get(message_id=message.message_id)
-        if existing.content_sha256 != digest or existing.subject_id != subject.pk:
-            raise MessageConflict(details={"message_id": message.message_id}) from None
+        _check_replay(existing, subject, message, digest)
         return existing, False
+
+
+def _check_replay(existing: Observation, subject: Subject, message: MessageIn, digest: str) -> None:
+    """A re-sent message ID must be the same message, or the client has two messages.
+
+    Role and time count as much as the text: the same words sent by the assistant, or
+    on another day, would have given other facts than the ones stored.
+    """
+    if (
+        existing.content_sha256 != digest
+        or existing.subject_id != subject.pk
+        or existing.role != message.role
+        or existing.occurred_at != message.occurred_at
+    ):
+        raise MessageConflict(details={"message_id": message.message_id})
 
 
 def _create_observation(
@@ -403,15 +419,21 @@ def _apply_extraction(
     now: datetime,
 ) -> list[tuple[Fact, str]]:
     start = extraction.valid_from
-    versions = list(_believed(project, subject, extraction.predicate))
     functional = extraction.cardinality == "one"
     if not functional:
-        for version in versions:
-            if version.fact.value_key == extraction.value_key and version.valid_until is None:
-                _add_evidence(project, version.fact, observation, extraction, now)
-                return [(version.fact, "evidence_added")]
+        # Only the open fact with this value matters: asking the database for it keeps a
+        # message listing thousands of likes from reading every earlier one per item.
+        version = (
+            _believed(project, subject, extraction.predicate)
+            .filter(fact__value_key=extraction.value_key, valid_until__isnull=True)
+            .first()
+        )
+        if version is not None:
+            _add_evidence(project, version.fact, observation, extraction, now)
+            return [(version.fact, "evidence_added")]
         fact = _create_fact(project, subject, generation, observation, extraction, now, None)
         return [(fact, "created")]
+    versions = list(_believed(project, subject, extraction.predicate))
 
     containing = next((v for v in versions if _valid(v).contains(start)), None)
     later = [v for v in versions if v.valid_from > start and v is not containing]

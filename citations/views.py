@@ -71,7 +71,10 @@ class ObservationsView(LedgerView):
             201: s.ObservationsOut,
             400: _error("`invalid_request` (with `details.field`) or `invalid_json`."),
             **AUTH_ERRORS,
-            409: _error("`message_conflict`: the message ID was stored with other content."),
+            409: _error(
+                "`message_conflict`: the message ID was stored with other text, role, time "
+                "or subject."
+            ),
         },
         examples=[
             OpenApiExample(

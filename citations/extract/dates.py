@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 MONTHS = {
     name: index
@@ -105,22 +105,25 @@ def _minus_months(moment: datetime, months: int) -> datetime:
 
 def _resolve(kind: str, match: re.Match[str], now: datetime) -> tuple[datetime, str]:
     groups = match.groupdict()
+    # The sender's calendar: "in March" written just after midnight on 1 March in
+    # Helsinki is this March, though it is still February in UTC.
+    zone = now.tzinfo
     if kind == "iso":
-        return datetime.fromisoformat(groups["iso"]).replace(tzinfo=UTC), "day"
+        return datetime.fromisoformat(groups["iso"]).replace(tzinfo=zone), "day"
     month = MONTHS.get((groups.get("month") or "").lower())
     if kind in {"day_month_year", "month_day_year"}:
-        return datetime(int(groups["year"]), month, int(groups["day"]), tzinfo=UTC), "day"
+        return datetime(int(groups["year"]), month, int(groups["day"]), tzinfo=zone), "day"
     if kind in {"day_month", "month_day"}:
         year = now.year if (month, int(groups["day"])) <= (now.month, now.day) else now.year - 1
-        return datetime(year, month, int(groups["day"]), tzinfo=UTC), "day"
+        return datetime(year, month, int(groups["day"]), tzinfo=zone), "day"
     if kind == "month_year":
-        return datetime(int(groups["year"]), month, 1, tzinfo=UTC), "month"
+        return datetime(int(groups["year"]), month, 1, tzinfo=zone), "month"
     if kind == "month":
         # A bare month is the most recent one that has begun by the message time.
         year = now.year if month <= now.month else now.year - 1
-        return datetime(year, month, 1, tzinfo=UTC), "month"
+        return datetime(year, month, 1, tzinfo=zone), "month"
     if kind == "year":
-        return datetime(int(groups["year"]), 1, 1, tzinfo=UTC), "year"
+        return datetime(int(groups["year"]), 1, 1, tzinfo=zone), "year"
     if kind == "yesterday":
         return _start_of(now, "day") - timedelta(days=1), "day"
     if kind == "today":
@@ -143,6 +146,8 @@ def _resolve(kind: str, match: re.Match[str], now: datetime) -> tuple[datetime, 
 def find_trailing_date(clause: str, now: datetime) -> ResolvedDate | None:
     """Resolve the date phrase that ends ``clause``, if any, against message time ``now``.
 
+    Days, months and years are those of ``now``'s own offset: the sender's calendar.
+
     Raises UnusableDate when the phrase is no calendar date or names a time after ``now``:
     a fact cannot have begun after the message that states it.
     """
@@ -152,7 +157,8 @@ def find_trailing_date(clause: str, now: datetime) -> ResolvedDate | None:
             continue
         try:
             at, precision = _resolve(kind, match, now)
-        except ValueError:  # "31 February" and the like: not a date, so no fact
+        except (ValueError, OverflowError):
+            # "31 February", or a day before year 1 from an early message: not a date.
             raise UnusableDate(match.group("phrase")) from None
         if at > now:
             raise UnusableDate(match.group("phrase"))

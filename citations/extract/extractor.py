@@ -2,12 +2,14 @@
 
 Rules, in order, for each clause of a message (when in doubt, no fact):
 
-- a clause ending in ``?`` is a question and yields nothing;
+- a clause ending in ``?`` is a question and yields nothing, and so does one inside
+  double quotation marks (reported speech);
 - a clause must open with a first-person pattern of one predicate (table PREDICATES);
-- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause outside the
-  captured value, or earlier in the same sentence, yields nothing;
+- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause (in a name's value
+  only outside it), or earlier in the same sentence, yields nothing;
 - a trailing date phrase sets the start of validity with its precision; a date after
-  the message time yields nothing; with no date, validity starts at the message time;
+  the message time, or a phrase of time to come (FUTURE), yields nothing; with no date,
+  validity starts at the message time;
 - the quote is the clause without its closing punctuation, located at UTF-8 byte
   offsets into the message.
 
@@ -21,6 +23,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import repeat
 
 from citations.extract.dates import DATE_PATTERNS, UnusableDate, find_trailing_date
 
@@ -141,6 +144,19 @@ HEDGES = (
     "supposedly",
     "used to",
 )
+# Times still to come: a fact cannot begin after the message that states it, and these
+# phrases are no date the rules resolve, so without this they would end up in the value
+# ("I moved to Rome next week" would say Rome from now on).
+FUTURE = (
+    r"tomorrow",
+    r"soon",
+    r"next (?:week|weekend|month|year|spring|summer|autumn|fall|winter|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december)",
+    r"in (?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"a couple of|a few) (?:minute|hour|day|week|month|year)s?",
+    r"later (?:today|tonight|this \w+|on)",
+)
 NEGATIONS = ("not", "n't", "never", "no longer", "no", "nor", "neither", "nobody", "nothing")
 
 # The value stops at these words: what follows qualifies the fact, it is not part of it.
@@ -184,6 +200,7 @@ def _rules_hash() -> str:
         "list_valued": sorted(LIST_VALUED),
         "hedges": HEDGES,
         "negations": NEGATIONS,
+        "future": FUTURE,
         "vague": sorted(VAGUE_VALUES),
         "stops": VALUE_STOPS,
         "stops_by_predicate": VALUE_STOPS_BY_PREDICATE,
@@ -202,9 +219,14 @@ _PATTERNS = tuple(
     for pattern in patterns
 )
 _HEDGE_RE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r")\b", re.IGNORECASE)
+_FUTURE_RE = re.compile(r"\b(?:" + "|".join(FUTURE) + r")\b", re.IGNORECASE)
 _NEGATION_RE = re.compile(
     r"(?:\b(?:not|never|no longer|no|nor|neither|nobody|nothing)\b|n['\u2019]t)", re.IGNORECASE
 )
+# Straight and typographic double quotation marks: an odd count opens a quotation.
+_QUOTE_MARKS = ('"', "\u201c", "\u201d")
+# The longest hedge or negation: how far back a resumed scan must look.
+_DOUBT_SPAN = max(len(word) for word in (*HEDGES, *NEGATIONS))
 # Sentences end at . ! ? or a line break; clauses split further at ";", ": " and at
 # ", and I" / " and I" / ", but my" so each first-person statement stands alone.
 _SENTENCE_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|(?=\n)|$)")
@@ -285,39 +307,55 @@ def _split_list(value: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
-def _byte_offset(text: str, index: int) -> int:
-    return len(text[:index].encode("utf-8"))
-
-
 def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
     """Every fact the rules find in ``text``, a message sent at ``occurred_at`` (aware)."""
     found: list[Extraction] = []
+    # Both scans below move forward only, so a message of many clauses costs time in
+    # proportion to its length, not to its length times its number of clauses.
+    sentence, doubted, scanned = -1, False, 0
+    quoted, quotes_counted = False, 0
+    chars_seen, bytes_seen = 0, 0
     for start, end, terminal, sentence_start in _clauses(text):
+        if sentence_start != sentence:
+            sentence, doubted, scanned = sentence_start, False, sentence_start
+            quoted, quotes_counted = False, sentence_start
+        # '"I live in Rome," he said': words inside quotation marks are someone's
+        # speech, and not necessarily the writer's own, so they give no fact.
+        quoted ^= sum(map(text.count, _QUOTE_MARKS, repeat(quotes_counted), repeat(start))) % 2
+        quotes_counted = start
+        if not doubted and start > scanned:
+            # "I'm not sure, but I live in Dublin": doubt earlier in the sentence covers
+            # it. Only the text not yet scanned is searched, plus enough before it to
+            # catch a word that straddles the previous clause's start.
+            pos = max(sentence_start, scanned - _DOUBT_SPAN)
+            doubted = bool(
+                _HEDGE_RE.search(text, pos, start) or _NEGATION_RE.search(text, pos, start)
+            )
+            scanned = start
+        if "?" in terminal or doubted or quoted:
+            continue
         clause = text[start:end]
-        if "?" in terminal:
-            continue
-        # "I'm not sure, but I live in Dublin": doubt earlier in the sentence covers it.
-        before = text[sentence_start:start]
-        if _HEDGE_RE.search(before) or _NEGATION_RE.search(before):
-            continue
         for predicate, pattern in _PATTERNS:
             match = pattern.match(clause)
             if match is None:
                 continue
-            found.extend(_facts_from(text, start, clause, terminal, predicate, match, occurred_at))
+            bytes_seen += len(text[chars_seen:start].encode("utf-8"))
+            chars_seen = start
+            found.extend(_facts_from(clause, bytes_seen, terminal, predicate, match, occurred_at))
             break
     return found
 
 
 def _facts_from(
-    text: str,
-    start: int,
     clause: str,
+    byte_start: int,
     terminal: str,
     predicate: str,
     match: re.Match[str],
     occurred_at: datetime,
 ) -> list[Extraction]:
+    if _FUTURE_RE.search(clause):
+        return []
     raw = match.group("value")
     value_start = match.start("value")
     try:
@@ -339,7 +377,8 @@ def _facts_from(
         outside += " " + match.group("value")[date.phrase_start :]
     if _HEDGE_RE.search(outside) or _NEGATION_RE.search(outside):
         return []
-    if _NEGATION_RE.search(value) and predicate not in {"name"}:
+    # Doubt inside the value counts too ("I live in Rome I think"); a name may be "Will".
+    if predicate != "name" and (_NEGATION_RE.search(value) or _HEDGE_RE.search(value)):
         return []
     value = value.strip().strip("\"'\u201c\u201d\u2018\u2019").strip()
     if not value or len(value) > 120 or value_key(value) in VAGUE_VALUES:
@@ -365,7 +404,6 @@ def _facts_from(
         elif precision == "month":
             value = value[:7]
     quote = clause
-    byte_start = _byte_offset(text, start)
     byte_end = byte_start + len(quote.encode("utf-8"))
     statement = quote + (terminal.strip()[:1] or ".")
     values = _split_list(value) if predicate in LIST_VALUED else [value]

@@ -27,7 +27,17 @@ def test_every_ledger_route_needs_a_credential(api, route):
 
 @pytest.mark.parametrize(
     "header",
-    ["Bearer att_nope_nope", "Bearer garbage", "Basic dXNlcjpwYXNz", "Bearer "],
+    [
+        "Bearer att_nope_nope",
+        "Bearer garbage",
+        "Basic dXNlcjpwYXNz",
+        "Bearer ",
+        # A NUL in the prefix made PostgreSQL refuse the lookup query: a 500.
+        "Bearer att_0123\x0089ab_" + "x" * 43,
+        "Bearer att_0123456789ab_x\x00y",
+        "Bearer att_\u00e9_" + "x" * 43,
+        "Bearer att_" + "a" * 5000 + "_x",
+    ],
 )
 def test_unknown_or_malformed_credentials_are_401(api, header, ledger):
     api.credentials(HTTP_AUTHORIZATION=header)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -165,3 +165,111 @@ def test_version_names_the_rules_hash():
 def test_extraction_is_deterministic():
     text = "I moved to Dublin in March. I like tea, and I have two cats."
     assert extract(text, occurred_at=SENT) == extract(text, occurred_at=SENT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Paris 3 days ago.",
+        "I moved to Paris yesterday.",
+        "I moved to Paris last week.",
+        "I moved to Paris two years ago.",
+        "I moved to Paris in March.",
+    ],
+)
+def test_a_relative_date_before_year_one_yields_no_fact(text):
+    # The API accepts any ISO timestamp, so a message can be dated 0001-01-01.
+    assert extract(text, occurred_at=datetime(1, 1, 1, 10, tzinfo=UTC)) == []
+
+
+def test_a_message_of_very_many_clauses_is_read_in_one_pass():
+    # 300,000 clauses in one sentence: rescanning the sentence for doubt before each
+    # clause took hours (and 120 s made pytest-timeout fail this test).
+    text = "x;" * 300_000 + "I live in Cork."
+    fact = only(text)
+    assert fact.value == "Cork"
+    assert text.encode("utf-8")[fact.byte_start : fact.byte_end] == b"I live in Cork"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not sure; x; y; z; I live in Cork.",
+        "Maybe; " + "x; " * 50 + "I live in Cork.",
+        "x; y; nothing; I live in Cork.",
+    ],
+)
+def test_doubt_several_clauses_back_in_the_sentence_still_voids_a_fact(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+def test_doubt_in_an_earlier_sentence_does_not_void_a_later_one():
+    facts = extract(
+        "I'm not sure. x; y; I live in Cork. Ünïcödé; I work at Acme.", occurred_at=SENT
+    )
+    assert [(f.predicate, f.value) for f in facts] == [("lives_in", "Cork"), ("works_at", "Acme")]
+    raw = "I'm not sure. x; y; I live in Cork. Ünïcödé; I work at Acme.".encode()
+    assert [raw[f.byte_start : f.byte_end].decode() for f in facts] == [
+        "I live in Cork",
+        "I work at Acme",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Rome next week.",
+        "I moved to Rome tomorrow.",
+        "I move to Rome in two weeks.",
+        "I start at Acme next Monday.",
+        "I joined Acme in 3 days.",
+        "I'm moving to Rome soon.",
+        "I live in Rome from next month.",
+    ],
+)
+def test_time_still_to_come_yields_nothing_rather_than_a_fact_from_now(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I live in Rome I think.", "I work at Acme probably.", "I live in Cork maybe."],
+)
+def test_a_hedge_after_the_value_yields_nothing(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+def test_a_name_may_be_a_hedge_word():
+    assert only("My name is Will.").value == "Will"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"I live in Rome," he said.',
+        "\u201cI work at Acme,\u201d she told me.",
+        'My brother wrote: "I moved to Oslo in March."',
+    ],
+)
+def test_reported_speech_in_quotation_marks_yields_nothing(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+def test_quotation_marks_around_a_value_or_before_the_clause_are_no_speech():
+    text = '\u201cI live in Rome,\u201d she said; I work at Acme. I like "Star Wars".'
+    facts = extract(text, occurred_at=SENT)
+    assert [(f.predicate, f.value) for f in facts] == [
+        ("works_at", "Acme"),
+        ("likes", "Star Wars"),
+    ]
+
+
+def test_dates_are_read_on_the_senders_calendar():
+    helsinki = timezone(timedelta(hours=2))
+    # Just after midnight on 1 March in Helsinki: still February in UTC.
+    fact = only("I moved to Rome in March.", datetime(2026, 3, 1, 1, 0, tzinfo=helsinki))
+    assert fact.valid_from == datetime(2026, 3, 1, tzinfo=helsinki)
+    assert fact.valid_precision == "month"
+    karachi = timezone(timedelta(hours=5))
+    fact = only("I moved to Rome yesterday.", datetime(2026, 3, 4, 0, 30, tzinfo=karachi))
+    assert fact.valid_from == datetime(2026, 3, 3, tzinfo=karachi)

@@ -48,6 +48,17 @@ def test_seed_example_gives_a_current_lives_in_fact_from_march(ledger):
     assert resolved["status"] == "current"
 
 
+def test_relative_dates_use_the_offset_the_message_was_sent_with(ledger):
+    # 01:00 on 1 March in Helsinki is 23:00 on 28 February in UTC: "in March" is
+    # this March, from midnight in Helsinki, not March of the year before.
+    response = ledger.ingest("u", ("m1", "I moved to Rome in March.", "2026-03-01T01:00:00+02:00"))
+    [fact] = created(response)
+    valid = ledger.resolve(fact["id"]).json()["valid"]
+    assert (valid["from"], valid["from_precision"]) == ("2026-02-28T22:00:00Z", "month")
+    observation = ledger.resolve(fact["id"]).json()["evidence"][0]
+    assert observation["occurred_at"] == "2026-02-28T23:00:00Z"
+
+
 def test_message_bytes_and_their_sha256_are_kept(ledger):
     text = "Ich wohne in Köln 🙂. I live in Cologne."
     ledger.ingest("user-1", ("m1", text, "2026-03-04T10:11:58Z"))
@@ -78,6 +89,25 @@ def test_reusing_a_message_id_for_other_text_is_a_conflict(ledger):
     assert response.json()["error"]["code"] == "message_conflict"
 
 
+@pytest.mark.parametrize(
+    ("role", "occurred_at"),
+    [("assistant", "2026-03-04T10:11:58Z"), ("user", "2026-03-05T10:11:58Z")],
+)
+def test_reusing_a_message_id_with_another_role_or_time_is_a_conflict(ledger, role, occurred_at):
+    ledger.ingest("user-1", ("m1", "I live in Galway.", "2026-03-04T10:11:58Z"))
+    response = ledger.ingest("user-1", ("m1", "I live in Galway.", occurred_at), role=role)
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "message_conflict"
+    assert response.json()["error"]["details"] == {"message_id": "m1"}
+
+
+def test_resending_a_message_with_the_same_instant_in_another_offset_is_a_replay(ledger):
+    ledger.ingest("user-1", ("m1", "I live in Galway.", "2026-03-04T10:11:58Z"))
+    response = ledger.ingest("user-1", ("m1", "I live in Galway.", "2026-03-04T11:11:58+01:00"))
+    assert response.status_code == 201
+    assert response.json()["observations"][0]["created"] is False
+
+
 def test_a_repeated_statement_adds_evidence_not_a_second_fact(ledger):
     first = created(ledger.ingest("u", ("m1", "I live in Galway.", "2026-03-04T10:00:00Z")))
     again = ledger.ingest("u", ("m2", "Still here: I live in Galway.", "2026-03-05T10:00:00Z"))
@@ -86,6 +116,18 @@ def test_a_repeated_statement_adds_evidence_not_a_second_fact(ledger):
     ]
     assert Fact.objects.count() == 1
     assert Evidence.objects.filter(fact_id=first[0]["id"]).count() == 2
+
+
+def test_a_message_listing_thousands_of_likes_gives_one_fact_each(ledger):
+    # Each item used to load every earlier open "likes" fact of the subject, so this
+    # took minutes (pytest-timeout ended it); the repeated last item adds evidence.
+    items = [f"thing{i}" for i in range(2500)]
+    text = " ".join(f"I like {item}." for item in items) + " I like thing0."
+    response = ledger.ingest("u", ("m1", text, "2026-03-04T10:00:00Z"))
+    assert len(created(response, "likes")) == 2500
+    assert response.json()["facts"][-1]["change"] == "evidence_added"
+    assert sorted(Fact.objects.values_list("value", flat=True)) == sorted(items)
+    assert Evidence.objects.count() == 2501
 
 
 def test_assistant_messages_are_stored_but_not_mined_for_facts(ledger):
@@ -221,6 +263,31 @@ def test_arrival_order_does_not_change_the_outcome(ledger, other_ledger):
             {
                 "subject": "u",
                 "messages": [{"id": "m", "role": "user", "text": "x", "occurred_at": "soon"}],
+            },
+            "messages[0].occurred_at",
+        ),
+        (
+            {
+                "subject": "u",
+                "messages": [
+                    {"id": "m", "role": "user", "text": "x", "occurred_at": "2026-03-04T10:00:00"}
+                ],
+            },
+            "messages[0].occurred_at",
+        ),
+        (
+            {
+                "subject": "u",
+                "messages": [{"id": "m", "role": "user", "text": "x", "occurred_at": "2026-03-04"}],
+            },
+            "messages[0].occurred_at",
+        ),
+        (
+            {
+                "subject": "u",
+                "messages": [
+                    {"id": "m", "role": "user", "text": "x", "occurred_at": "2026-13-04T10:00:00"}
+                ],
             },
             "messages[0].occurred_at",
         ),

@@ -105,3 +105,10 @@ def test_recall_rejects_an_unknown_predicate(ledger):
 def test_as_of_times_are_instants_with_time_zones(ledger, moved):
     response = ledger.recall("u", as_of={"valid_at": datetime(2026, 4, 1, tzinfo=UTC).isoformat()})
     assert values(response) == [("Dublin", "validity_closed")]
+
+
+@pytest.mark.parametrize("field", ["valid_at", "known_at"])
+def test_as_of_times_without_an_offset_are_refused(ledger, moved, field):
+    response = ledger.recall("u", as_of={field: "2026-04-01T00:00:00"})
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["field"] == f"as_of.{field}"
