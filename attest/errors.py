@@ -12,7 +12,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from django_ratelimit.exceptions import Ratelimited
 from rest_framework import exceptions as drf
@@ -157,6 +159,15 @@ def _validation_response(exc: drf.ValidationError) -> tuple[str, str, dict]:
     return "invalid_request", message, details
 
 
+def too_large_body() -> tuple[str, str, dict]:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return (
+        "request_too_large",
+        f"The request body is larger than {limit:,} bytes; send less in one request.",
+        {"limit_bytes": limit},
+    )
+
+
 def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: every error becomes the one envelope."""
     headers: dict[str, str] = {}
@@ -168,6 +179,9 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     elif isinstance(exc, drf.ValidationError):
         status_code = 400
         code, message, details = _validation_response(exc)
+    elif isinstance(exc, RequestDataTooBig):
+        status_code = 413
+        code, message, details = too_large_body()
     elif isinstance(exc, Http404):
         status_code, code, message, details = 404, *_DRF_CODES[drf.NotFound], {}
     elif isinstance(exc, Ratelimited):

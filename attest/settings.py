@@ -95,6 +95,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DATABASES["default"].setdefault("TEST", {})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The largest request body accepted; a bigger one is 413 request_too_large.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(
+    positive_number(env, "ATTEST_MAX_BODY_BYTES", default=8 * 1024 * 1024)
+)
+
 CACHES = {"default": cache_config(env, default="locmemcache://attest")}
 
 AUTH_PASSWORD_VALIDATORS = [

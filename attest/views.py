@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import RequestDataTooBig
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import render
@@ -11,7 +12,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from attest.errors import error_body
+from attest.errors import error_body, too_large_body
 
 
 def landing(request: HttpRequest):
@@ -53,6 +54,8 @@ def server_error(request: HttpRequest) -> JsonResponse:
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    if isinstance(exception, RequestDataTooBig):
+        return JsonResponse(error_body(*too_large_body()), status=413)
     return JsonResponse(error_body("invalid_request", "The request is malformed."), status=400)
 
 

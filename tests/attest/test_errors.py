@@ -112,3 +112,21 @@ def test_unknown_error_is_logged_500_without_internals(api, caplog):
     assert error["details"]["request_id"] == response["X-Request-ID"]
     logged = [r for r in caplog.records if r.levelname == "ERROR" and r.exc_info]
     assert logged and isinstance(logged[0].exc_info[1], RuntimeError)
+
+
+def test_oversized_body_is_413_with_the_limit(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1_000
+    body = '{"citations": [], "pad": "' + "x" * 2_000 + '"}'
+    response = api.post("/validate", data=body, content_type="application/json")
+    assert response.status_code == 413
+    error = envelope(response)
+    assert error["code"] == "request_too_large"
+    assert error["details"]["limit_bytes"] == 1_000
+
+
+@pytest.mark.urls("attest.urls")
+def test_oversized_body_outside_drf_is_413(client, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1_000
+    response = client.post("/admin/login/", {"username": "x" * 2_000, "password": "p"})
+    assert response.status_code == 413
+    assert envelope(response)["code"] == "request_too_large"
