@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -613,10 +614,29 @@ def _revise(version: FactVersion, *, now: datetime, **changes) -> FactVersion:
 # --- reads that are audited --------------------------------------------------
 
 
+@contextmanager
+def read_snapshot() -> Iterator[None]:
+    """One transaction whose reads all see the same committed state.
+
+    On PostgreSQL the default READ COMMITTED lets each statement see a newer
+    state, so a fact and its evidence could come from two moments; REPEATABLE
+    READ makes a resolve page the consistent snapshot the seed promises. Inside
+    an enclosing transaction (tests, or a caller's own) that one decides. SQLite
+    transactions are serialised already.
+    """
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
 def citation_resolve(*, project: Project, payload: dict, actor: str, request_id: str = "") -> dict:
     """Resolve a fact ID (see selectors.resolve_fact) and audit how many sources left."""
-    with transaction.atomic():
+    with read_snapshot():
         resolved = resolve_fact(project=project, payload=payload)
+    with transaction.atomic():
         audit_record(
             project=project,
             operation="citation.resolve",

@@ -101,3 +101,25 @@ def test_concurrent_resolves_keep_the_audit_chain_linked():
     assert all(status == 200 for statuses in results for status in statuses)
     assert AuditEvent.objects.filter(project=ledger.project).count() == 21
     assert audit_chain_intact(project=ledger.project)
+
+
+def test_resolve_reads_one_repeatable_read_snapshot():
+    from citations.services import read_snapshot
+
+    with read_snapshot(), connection.cursor() as cursor:
+        cursor.execute("SHOW transaction_isolation")
+        isolation = cursor.fetchone()[0]
+        cursor.execute("SHOW transaction_read_only")
+        read_only = cursor.fetchone()[0]
+    assert (isolation, read_only) == ("repeatable read", "on")
+
+
+def test_resolve_outside_any_transaction_answers_and_is_audited():
+    ledger = make_ledger()
+    created = ledger.ingest("u", ("m1", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"))
+    fact_id = created.json()["facts"][0]["id"]
+    response = ledger.resolve(fact_id)
+    assert response.status_code == 200, response.content
+    assert response.json()["evidence"][0]["quote"] == "I moved to Dublin in March"
+    assert AuditEvent.objects.filter(operation="citation.resolve").count() == 1
+    assert audit_chain_intact(project=ledger.project)
