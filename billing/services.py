@@ -282,6 +282,10 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
     live = _live_claim(key)
     if live is not None and live.state == PaymentClaim.State.PENDING:
         return _reconcile_pending(live, payload=payload, requirements=matched)
+    if live is not None and live.state == PaymentClaim.State.SETTLING:
+        # Settlement was sent and has no answer yet (or its worker died waiting): whether
+        # the money moved is unknown, so the caller must not be invited to pay again.
+        raise SettlementPending(details={"reason": "settlement_pending"})
     if live is not None:
         # A reused authorization is refused without asking the facilitator.
         raise _already_used(refuse)
