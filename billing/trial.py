@@ -24,8 +24,8 @@ def trial_reserve(*, client_ip: str, day: datetime.date) -> bool:
     atomic on both databases.
     """
     limit = settings.ATTEST_TRIAL_CALLS_PER_DAY
-    if limit <= 0:
-        return False
+    if limit <= 0 or not client_ip:
+        return False  # no budget, or no address to keep one for
     with transaction.atomic():
         TrialBudget.objects.get_or_create(client_ip=client_ip, day=day)
         taken = TrialBudget.objects.filter(client_ip=client_ip, day=day, used__lt=limit).update(

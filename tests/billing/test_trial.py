@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from billing.client_ip import client_ip
-from billing.models import TrialBudget, TrialUse
+from billing.models import Offer, TrialBudget, TrialUse
 from tests.billing.conftest import decode_offer, post
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.billing.urls")]
@@ -107,3 +107,28 @@ def test_trusted_proxy_forwards_the_client_address(rf, settings):
     assert client_ip(via_proxy) == "198.51.100.7"
     direct = rf.get("/", REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
     assert client_ip(direct) == "192.0.2.1"
+
+
+@pytest.mark.parametrize("remote_addr", ["", "unix:/run/attest.sock"], ids=repr)
+def test_caller_without_an_ip_address_gets_the_offer_not_a_server_error(api, trial, remote_addr):
+    api.raise_request_exception = False
+    response = api.post(
+        "/v1/test/verify/quote", {"outcome": "real"}, format="json", REMOTE_ADDR=remote_addr
+    )
+    decode_offer(response)
+    assert response.json()["error"]["details"]["reason"] == "trial_exhausted"
+    assert not TrialBudget.objects.exists()
+    assert Offer.objects.get().client_ip is None
+
+
+def test_caller_without_an_ip_address_can_still_pay(api, payer, offer):
+    payment = payer.pay(offer())
+    response = api.post(
+        "/v1/test/verify/quote",
+        {"outcome": "real"},
+        format="json",
+        REMOTE_ADDR="unix:/run/attest.sock",
+        HTTP_PAYMENT_SIGNATURE=payment,
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["tier"] == "paid"
