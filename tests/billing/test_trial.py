@@ -132,3 +132,30 @@ def test_caller_without_an_ip_address_can_still_pay(api, payer, offer):
     )
     assert response.status_code == 200, response.content
     assert response.json()["tier"] == "paid"
+
+
+def call_from(api, remote_addr: str):
+    return api.post(
+        "/v1/test/verify/quote", {"outcome": "real"}, format="json", REMOTE_ADDR=remote_addr
+    )
+
+
+def test_ipv6_callers_share_one_budget_per_64_network(api, trial):
+    # A subscriber holds a whole /64: hopping between its addresses buys no new budget.
+    assert call_from(api, "2001:db8:1:2::1").status_code == 200
+    assert call_from(api, "2001:db8:1:2:aaaa:bbbb:cccc:dddd").status_code == 200
+    refused = call_from(api, "2001:db8:1:2::ffff")
+    decode_offer(refused)
+    assert refused.json()["error"]["details"]["reason"] == "trial_exhausted"
+    # Another /64 is another caller.
+    assert call_from(api, "2001:db8:1:3::1").status_code == 200
+    assert TrialBudget.objects.get(client_ip="2001:db8:1:2::").used == 2
+    # The ledger still names the address each call came from.
+    assert TrialUse.objects.filter(client_ip="2001:db8:1:2::1").exists()
+
+
+def test_ipv4_mapped_ipv6_address_spends_the_ipv4_budget(api, trial):
+    assert call_from(api, "192.0.2.5").status_code == 200
+    assert call_from(api, "::ffff:192.0.2.5").status_code == 200
+    assert call_from(api, "192.0.2.5").status_code == 402
+    assert TrialBudget.objects.get().used == 2
