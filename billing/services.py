@@ -307,7 +307,8 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
             claim = PaymentClaim.objects.create(
                 route=route.name,
                 amount=matched.amount,
-                valid_before=valid_before,
+                # A payer may sign "valid until 2**256"; the ledger's column stops at 2**63.
+                valid_before=min(valid_before, _BIGINT_MAX),
                 client_ip=call.client_ip or None,
                 request_id=call.request_id,
                 **key,
@@ -319,6 +320,7 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
     return VerifiedPayment(payload=payload, requirements=matched, claim=claim)
 
 
+_BIGINT_MAX = 2**63 - 1
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 _NONCE = re.compile(r"0x[0-9a-fA-F]{64}")
 _UINT256 = re.compile(r"[0-9]{1,78}")

@@ -86,3 +86,13 @@ def test_one_nonce_cannot_be_claimed_under_a_second_spelling(api, payer, offer):
     decode_offer(again)
     assert again.json()["error"]["details"]["reason"] == "malformed_payment"
     assert PaymentClaim.objects.count() == 1
+
+
+def test_authorization_valid_for_centuries_is_served_not_a_server_error(api, payer, offer):
+    # Signed for real with a validBefore far past what a 64-bit column holds.
+    payment = payer.pay_tampered(offer(), max_timeout_seconds=10**30)
+    response = post(api, payment=payment)
+    assert response.status_code == 200, response.content
+    assert response.json()["tier"] == "paid"
+    assert PaymentClaim.objects.get().state == PaymentClaim.State.SETTLED
+    assert LocalTransfer.objects.count() == 1
