@@ -84,6 +84,8 @@ class PricedCall:
 
 # --- offers -------------------------------------------------------------------
 
+REASON_MAX_CHARS = Offer._meta.get_field("reason").max_length
+
 
 def _requirement(route: PricedRoute) -> PaymentRequirements:
     return resource_server().build_payment_requirements(resource_config(price=route.price))[0]
@@ -137,6 +139,8 @@ def _refuse(
     payer: str = "",
     message: str | None = None,
 ) -> PaymentRequiredError:
+    # Reasons may come from a facilitator, in any length; the ledger's columns have one.
+    reason = reason[:REASON_MAX_CHARS]
     Refusal.objects.create(
         route=route.name,
         reason=reason,
