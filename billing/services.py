@@ -173,7 +173,7 @@ def _decode_payment(header: str, requirement: PaymentRequirements) -> PaymentPay
         return None
     try:
         data = json.loads(safe_base64_decode(header))
-    except ValueError:  # bad base64, bad UTF-8 and bad JSON are all ValueErrors
+    except (ValueError, RecursionError):  # bad base64, UTF-8 or JSON; nesting too deep
         return None
     version = data.get("x402Version") if isinstance(data, dict) else None
     if type(version) is not int or version not in (1, 2):

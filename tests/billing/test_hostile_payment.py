@@ -96,3 +96,9 @@ def test_authorization_valid_for_centuries_is_served_not_a_server_error(api, pay
     assert response.json()["tier"] == "paid"
     assert PaymentClaim.objects.get().state == PaymentClaim.State.SETTLED
     assert LocalTransfer.objects.count() == 1
+
+
+def test_deeply_nested_payment_json_is_refused_not_a_server_error(api):
+    api.raise_request_exception = False
+    nested = '{"x402Version": 2, "payload": ' + "[" * 5000 + "]" * 5000 + "}"
+    assert_refused(post(api, payment=base64.b64encode(nested.encode()).decode()))
