@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from x402 import PaymentPayload, PaymentRequirements, ResourceInfo
 from x402.http import (
     PAYMENT_RESPONSE_HEADER,
@@ -286,9 +287,9 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
     live = _live_claim(key)
     if live is not None and live.state == PaymentClaim.State.PENDING:
         return _reconcile_pending(live, payload=payload, requirements=matched)
-    if live is not None and live.state == PaymentClaim.State.SETTLING:
-        # Settlement was sent and has no answer yet (or its worker died waiting): whether
-        # the money moved is unknown, so the caller must not be invited to pay again.
+    if live is not None and _settling_abandoned(live):
+        # Settlement was sent and its worker died before the answer: whether the money
+        # moved is unknown, so the caller must not be invited to pay again.
         raise SettlementPending(details={"reason": "settlement_pending"})
     if live is not None:
         # A reused authorization is refused without asking the facilitator.
@@ -356,6 +357,18 @@ def _authorization(payload: PaymentPayload) -> ExactEIP3009Authorization:
 
 def _live_claim(key: dict[str, str]) -> PaymentClaim | None:
     return PaymentClaim.objects.filter(**key).exclude(state=PaymentClaim.State.RELEASED).first()
+
+
+def _settling_abandoned(claim: PaymentClaim) -> bool:
+    """Settling for longer than a settle call can last (the SDK retries a pending one once).
+
+    A claim settling for less is another request's, being served right now: for this
+    one the authorization is simply used.
+    """
+    if claim.state != PaymentClaim.State.SETTLING:
+        return False
+    longest = datetime.timedelta(seconds=2 * settings.X402_FACILITATOR_TIMEOUT + SETTLEMENT_SECONDS)
+    return claim.updated_at < timezone.now() - longest
 
 
 def _already_used(refuse: dict) -> PaymentRequiredError:
