@@ -17,12 +17,18 @@ def _trusted(address: str) -> bool:
 
 
 def client_ip(request: HttpRequest) -> str:
-    """Walk X-Forwarded-For from the right while the hop is a trusted proxy.
+    """Walk X-Forwarded-For from the right while the hop is a trusted proxy; "" if unknown.
 
     The rightmost untrusted hop is the first address no proxy of ours added, so a client
     cannot buy a fresh trial budget by sending its own X-Forwarded-For.
     """
     address = request.META.get("REMOTE_ADDR", "")
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        # A Unix socket or an odd server gives no address: the caller is unknown, and the
+        # ledger's IP columns cannot store whatever text stands in for one.
+        return ""
     if not _trusted(address):
         return address
     hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]

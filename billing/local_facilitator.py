@@ -26,6 +26,7 @@ from billing.models import LocalTransfer
 # The address the local facilitator reports as its own; it never signs a real transaction.
 LOCAL_FACILITATOR_ADDRESS = "0x00000000000000000000000000000000A77e5700"
 _FUNDED_BALANCE = 10**30
+_BIGINT_MAX = 2**63 - 1
 # What a token contract answers for a reused authorization; the SDK maps it to nonce_already_used.
 _NONCE_USED = "execution reverted: FiatTokenV2: authorization is used or canceled"
 
@@ -119,8 +120,9 @@ class LedgerSigner:
             "pay_to": pay_to.lower(),
             "value": str(value),
             "nonce": nonce_hex,
-            "valid_after": int(valid_after),
-            "valid_before": int(valid_before),
+            # uint256 on chain; the ledger's columns stop at 2**63 ("valid until forever").
+            "valid_after": min(int(valid_after), _BIGINT_MAX),
+            "valid_before": min(int(valid_before), _BIGINT_MAX),
         }
         if not self._record(transfer):
             raise RuntimeError(_NONCE_USED)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,18 +13,19 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from x402 import PaymentPayload, PaymentRequirements, ResourceInfo
 from x402.http import (
     PAYMENT_RESPONSE_HEADER,
     PAYMENT_SIGNATURE_HEADER,
     X_PAYMENT_HEADER,
     X_PAYMENT_RESPONSE_HEADER,
-    decode_payment_signature_header,
     encode_payment_required_header,
     encode_payment_response_header,
+    safe_base64_decode,
 )
 from x402.mechanisms.evm.constants import ERR_NONCE_ALREADY_USED, ERR_SETTLEMENT_PENDING
-from x402.mechanisms.evm.types import ExactEIP3009Payload
+from x402.mechanisms.evm.types import ExactEIP3009Authorization, ExactEIP3009Payload
 from x402.mechanisms.evm.v1.constants import V1_NETWORK_CHAIN_IDS
 from x402.schemas import PaymentPayloadV1, SettleResponse
 
@@ -83,6 +85,8 @@ class PricedCall:
 
 # --- offers -------------------------------------------------------------------
 
+REASON_MAX_CHARS = Offer._meta.get_field("reason").max_length
+
 
 def _requirement(route: PricedRoute) -> PaymentRequirements:
     return resource_server().build_payment_requirements(resource_config(price=route.price))[0]
@@ -136,6 +140,8 @@ def _refuse(
     payer: str = "",
     message: str | None = None,
 ) -> PaymentRequiredError:
+    # Reasons may come from a facilitator, in any length; the ledger's columns have one.
+    reason = reason[:REASON_MAX_CHARS]
     Refusal.objects.create(
         route=route.name,
         reason=reason,
@@ -152,22 +158,38 @@ def _refuse(
 # --- admission ----------------------------------------------------------------
 
 
+# A real payment header is well under 2 KB; anything far larger is refused before decoding.
+MAX_PAYMENT_HEADER_CHARS = 16 * 1024
+
+
 def _decode_payment(header: str, requirement: PaymentRequirements) -> PaymentPayload | None:
     """The client's payment as a v2 payload bound to our own requirement, or None.
 
-    A v1 payload (X-PAYMENT) names no requirement; it is bound to the server's own, which is
-    what verification checks it against anyway.
+    Only a JSON object naming ``x402Version`` 2 (or 1, from v1's X-PAYMENT) is read: the
+    SDK's decoder would take any other version, or none, as v2. A v1 payload names no
+    requirement; it is bound to the server's own, which is what verification checks it
+    against anyway.
     """
-    try:
-        decoded = decode_payment_signature_header(header)
-    except (ValueError, TypeError, json.JSONDecodeError, UnicodeDecodeError):
+    if len(header) > MAX_PAYMENT_HEADER_CHARS:
         return None
-    if isinstance(decoded, PaymentPayloadV1):
-        chain_id = V1_NETWORK_CHAIN_IDS.get(decoded.network)
-        if decoded.scheme != requirement.scheme or f"eip155:{chain_id}" != requirement.network:
-            return None
-        return PaymentPayload(payload=decoded.payload, accepted=requirement)
-    return decoded
+    try:
+        data = json.loads(safe_base64_decode(header))
+    except (ValueError, RecursionError):  # bad base64, UTF-8 or JSON; nesting too deep
+        return None
+    version = data.get("x402Version") if isinstance(data, dict) else None
+    if type(version) is not int or version not in (1, 2):
+        return None
+    try:
+        if version == 1:
+            decoded = PaymentPayloadV1.model_validate(data)
+        else:
+            return PaymentPayload.model_validate(data)
+    except ValueError:  # pydantic's ValidationError
+        return None
+    chain_id = V1_NETWORK_CHAIN_IDS.get(decoded.network)
+    if decoded.scheme != requirement.scheme or f"eip155:{chain_id}" != requirement.network:
+        return None
+    return PaymentPayload(payload=decoded.payload, accepted=requirement)
 
 
 def admit_call(
@@ -222,7 +244,8 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
     if payload is None:
         raise _refuse(
             reason="malformed_payment",
-            message="The payment header is not a base64 x402 payment for this network.",
+            message="The payment header is not a base64 JSON x402 payment (x402Version 2, or 1 "
+            "in X-PAYMENT) for this network.",
             **refuse,
         )
     server = resource_server()
@@ -235,13 +258,14 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
             **refuse,
         )
     try:
-        authorization = ExactEIP3009Payload.from_dict(payload.payload).authorization
+        authorization = _authorization(payload)
         valid_before = int(authorization.valid_before)
         payer, nonce = authorization.from_address.lower(), authorization.nonce.lower()
     except (KeyError, TypeError, ValueError, AttributeError):
         raise _refuse(
             reason="malformed_payment",
-            message="The payment carries no EIP-3009 authorization.",
+            message="The payment carries no well-formed EIP-3009 authorization: 0x-hex "
+            "addresses, a 32-byte 0x-hex nonce, decimal value and times, a 0x-hex signature.",
             **refuse,
         ) from None
     refuse["payer"] = payer
@@ -263,6 +287,10 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
     live = _live_claim(key)
     if live is not None and live.state == PaymentClaim.State.PENDING:
         return _reconcile_pending(live, payload=payload, requirements=matched)
+    if live is not None and _settling_abandoned(live):
+        # Settlement was sent and its worker died before the answer: whether the money
+        # moved is unknown, so the caller must not be invited to pay again.
+        raise SettlementPending(details={"reason": "settlement_pending"})
     if live is not None:
         # A reused authorization is refused without asking the facilitator.
         raise _already_used(refuse)
@@ -284,7 +312,8 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
             claim = PaymentClaim.objects.create(
                 route=route.name,
                 amount=matched.amount,
-                valid_before=valid_before,
+                # A payer may sign "valid until 2**256"; the ledger's column stops at 2**63.
+                valid_before=min(valid_before, _BIGINT_MAX),
                 client_ip=call.client_ip or None,
                 request_id=call.request_id,
                 **key,
@@ -296,8 +325,50 @@ def _admit_payment(call: PricedCall, *, header: str) -> VerifiedPayment:
     return VerifiedPayment(payload=payload, requirements=matched, claim=claim)
 
 
+_BIGINT_MAX = 2**63 - 1
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+_NONCE = re.compile(r"0x[0-9a-fA-F]{64}")
+_UINT256 = re.compile(r"[0-9]{1,78}")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def _authorization(payload: PaymentPayload) -> ExactEIP3009Authorization:
+    """The payload's EIP-3009 authorization, every field in its one canonical spelling.
+
+    Checked here, so a client's typo is a 402 with a reason rather than an error inside
+    the facilitator (which would read as an outage), and so one nonce cannot be claimed
+    under two spellings. Raises ``ValueError``.
+    """
+    parsed = ExactEIP3009Payload.from_dict(payload.payload)
+    authorization = parsed.authorization
+    checks = (
+        (_ADDRESS, authorization.from_address),
+        (_ADDRESS, authorization.to),
+        (_NONCE, authorization.nonce),
+        (_UINT256, authorization.value),
+        (_UINT256, authorization.valid_after),
+        (_UINT256, authorization.valid_before),
+        (_HEX, parsed.signature),
+    )
+    if not all(isinstance(value, str) and pattern.fullmatch(value) for pattern, value in checks):
+        raise ValueError("malformed EIP-3009 authorization")
+    return authorization
+
+
 def _live_claim(key: dict[str, str]) -> PaymentClaim | None:
     return PaymentClaim.objects.filter(**key).exclude(state=PaymentClaim.State.RELEASED).first()
+
+
+def _settling_abandoned(claim: PaymentClaim) -> bool:
+    """Settling for longer than a settle call can last (the SDK retries a pending one once).
+
+    A claim settling for less is another request's, being served right now: for this
+    one the authorization is simply used.
+    """
+    if claim.state != PaymentClaim.State.SETTLING:
+        return False
+    longest = datetime.timedelta(seconds=2 * settings.X402_FACILITATOR_TIMEOUT + SETTLEMENT_SECONDS)
+    return claim.updated_at < timezone.now() - longest
 
 
 def _already_used(refuse: dict) -> PaymentRequiredError:

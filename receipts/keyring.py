@@ -97,6 +97,13 @@ class KeyRing:
 
 
 def source_kind(source: str) -> SourceKind:
+    if not source.strip():
+        # An empty path is the working directory: keys would be read from, and created in,
+        # wherever the process happens to run (often a source checkout).
+        raise KeyConfigError(
+            "ATTEST_SIGNING_KEYS is empty: set it to a key directory, a PEM file or an "
+            "inline PEM value, or unset it for the default var/signing_keys."
+        )
     if "-----BEGIN" in source:
         return "inline"
     return "file" if Path(source).is_file() else "directory"

@@ -18,7 +18,12 @@ class FacilitatorServer:
     """The SDK's facilitator behind a real HTTP server; ``settle_delay`` makes settle slow."""
 
     def __init__(
-        self, network: str, *, settle_delay: float = 0.0, settle_revert: str | None = None
+        self,
+        network: str,
+        *,
+        settle_delay: float = 0.0,
+        settle_revert: str | None = None,
+        verify_invalid_reason: str | None = None,
     ) -> None:
         self.chain = MemoryChainSigner(network)
         self.facilitator = x402FacilitatorSync().register(
@@ -27,6 +32,8 @@ class FacilitatorServer:
         self.settle_delay = settle_delay
         # A revert the "chain" answers to every transfer, e.g. a drained wallet.
         self.settle_revert = settle_revert
+        # A refusal /verify answers to every payment, in the facilitator's own words.
+        self.verify_invalid_reason = verify_invalid_reason
         self.calls: list[str] = []
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -71,6 +78,9 @@ class FacilitatorServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 payload = PaymentPayload.model_validate(body["paymentPayload"])
                 requirements = PaymentRequirements.model_validate(body["paymentRequirements"])
+                if self.path == "/verify" and server.verify_invalid_reason:
+                    self._send({"isValid": False, "invalidReason": server.verify_invalid_reason})
+                    return
                 if self.path == "/verify":
                     result = server.facilitator.verify(payload, requirements)
                 else:

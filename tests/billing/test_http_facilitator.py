@@ -8,7 +8,7 @@ import time
 import pytest
 from x402.http import decode_payment_response_header
 
-from billing.models import PaymentClaim, Settlement
+from billing.models import PaymentClaim, Refusal, Settlement
 from tests.billing.conftest import NETWORK, post
 from tests.billing.facilitator_server import FacilitatorServer
 
@@ -123,3 +123,17 @@ def test_settlement_refused_by_the_chain_withholds_the_answer_and_frees_the_clai
         assert claim.state == "released"
         assert claim.outcome == "settle_refused:invalid_exact_evm_insufficient_balance"
         assert Settlement.objects.get().success is False
+
+
+def test_a_long_refusal_reason_from_the_facilitator_is_a_402_not_a_server_error(
+    api, payer, offer, settings
+):
+    reason = "invalid_" + "very_long_explanation_" * 20
+    with FacilitatorServer(NETWORK, verify_invalid_reason=reason) as facilitator:
+        settings.X402_FACILITATOR_URL = facilitator.url
+        response = post(api, payment=payer.pay(offer()))
+    assert response.status_code == 402, response.content
+    told = response.json()["error"]["details"]["reason"]
+    assert told.startswith("invalid_very_long_explanation_") and reason.startswith(told)
+    assert Refusal.objects.get().reason == told
+    assert not PaymentClaim.objects.exists()

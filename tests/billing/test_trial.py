@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from billing.client_ip import client_ip
-from billing.models import TrialBudget, TrialUse
+from billing.models import Offer, TrialBudget, TrialUse
 from tests.billing.conftest import decode_offer, post
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.billing.urls")]
@@ -107,3 +107,55 @@ def test_trusted_proxy_forwards_the_client_address(rf, settings):
     assert client_ip(via_proxy) == "198.51.100.7"
     direct = rf.get("/", REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
     assert client_ip(direct) == "192.0.2.1"
+
+
+@pytest.mark.parametrize("remote_addr", ["", "unix:/run/attest.sock"], ids=repr)
+def test_caller_without_an_ip_address_gets_the_offer_not_a_server_error(api, trial, remote_addr):
+    api.raise_request_exception = False
+    response = api.post(
+        "/v1/test/verify/quote", {"outcome": "real"}, format="json", REMOTE_ADDR=remote_addr
+    )
+    decode_offer(response)
+    assert response.json()["error"]["details"]["reason"] == "trial_exhausted"
+    assert not TrialBudget.objects.exists()
+    assert Offer.objects.get().client_ip is None
+
+
+def test_caller_without_an_ip_address_can_still_pay(api, payer, offer):
+    payment = payer.pay(offer())
+    response = api.post(
+        "/v1/test/verify/quote",
+        {"outcome": "real"},
+        format="json",
+        REMOTE_ADDR="unix:/run/attest.sock",
+        HTTP_PAYMENT_SIGNATURE=payment,
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["tier"] == "paid"
+
+
+def call_from(api, remote_addr: str):
+    return api.post(
+        "/v1/test/verify/quote", {"outcome": "real"}, format="json", REMOTE_ADDR=remote_addr
+    )
+
+
+def test_ipv6_callers_share_one_budget_per_64_network(api, trial):
+    # A subscriber holds a whole /64: hopping between its addresses buys no new budget.
+    assert call_from(api, "2001:db8:1:2::1").status_code == 200
+    assert call_from(api, "2001:db8:1:2:aaaa:bbbb:cccc:dddd").status_code == 200
+    refused = call_from(api, "2001:db8:1:2::ffff")
+    decode_offer(refused)
+    assert refused.json()["error"]["details"]["reason"] == "trial_exhausted"
+    # Another /64 is another caller.
+    assert call_from(api, "2001:db8:1:3::1").status_code == 200
+    assert TrialBudget.objects.get(client_ip="2001:db8:1:2::").used == 2
+    # The ledger still names the address each call came from.
+    assert TrialUse.objects.filter(client_ip="2001:db8:1:2::1").exists()
+
+
+def test_ipv4_mapped_ipv6_address_spends_the_ipv4_budget(api, trial):
+    assert call_from(api, "192.0.2.5").status_code == 200
+    assert call_from(api, "::ffff:192.0.2.5").status_code == 200
+    assert call_from(api, "192.0.2.5").status_code == 402
+    assert TrialBudget.objects.get().used == 2

@@ -95,6 +95,14 @@ def test_a_body_that_is_not_an_object_or_json_is_refused_with_the_envelope(api):
     assert broken.status_code == 400 and broken.json()["error"]["code"] == "invalid_json"
 
 
+@pytest.mark.parametrize("opening", ["[", '{"receipt": '], ids=["list", "object"])
+def test_a_body_nested_too_deeply_is_invalid_json_not_a_server_error(api, opening):
+    api.raise_request_exception = False
+    nested = api.post(VERIFY, opening * 50_000, content_type="application/json")
+    assert nested.status_code == 400
+    assert nested.json()["error"]["code"] == "invalid_json"
+
+
 def test_checks_compare_the_signed_hash_offsets_and_quote(key_dir, api):
     token = issue_sample()
     body = api.post(

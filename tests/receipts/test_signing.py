@@ -281,3 +281,15 @@ def test_keys_that_are_not_plain_ed25519_are_refused(kind, tmp_path):
     (directory / "bad.pem").write_bytes(text)
     with pytest.raises(KeyConfigError):
         load_keyring(str(directory))
+
+
+@pytest.mark.parametrize("source", ["", "   ", "\n"], ids=repr)
+def test_an_empty_key_source_fails_loudly_instead_of_using_the_working_directory(
+    source, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(KeyConfigError, match="ATTEST_SIGNING_KEYS is empty"):
+        load_keyring(source)
+    with pytest.raises(KeyConfigError, match="ATTEST_SIGNING_KEYS is empty"):
+        ensure_key(source, now=datetime.now(UTC))
+    assert list(tmp_path.iterdir()) == []
