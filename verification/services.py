@@ -255,6 +255,20 @@ def _answer(
     timings = _Timings()
     page: Page | None = None
     result: dict | None = None
+
+    def record(error: AttestError | None = None) -> None:
+        _record(
+            route=route,
+            request_id=request_id,
+            tier=tier,
+            mode=mode,
+            url=url,
+            timings=timings,
+            page=page,
+            result=result if error is None else None,
+            error=error,
+        )
+
     try:
         started = time.monotonic()
         fetched: FetchResult = fetched_by()
@@ -274,40 +288,13 @@ def _answer(
             result=result,
         )
     except AttestError as exc:
-        _record(
-            route=route,
-            request_id=request_id,
-            tier=tier,
-            mode=mode,
-            url=url,
-            timings=timings,
-            page=page,
-            error=exc,
-        )
+        record(exc)
         raise
     except Exception:
         # Kept for staff to find; the exception itself still becomes a logged 500.
-        _record(
-            route=route,
-            request_id=request_id,
-            tier=tier,
-            mode=mode,
-            url=url,
-            timings=timings,
-            page=page,
-            error=AttestError(code="internal_error", status_code=500),
-        )
+        record(AttestError(code="internal_error", status_code=500))
         raise
-    _record(
-        route=route,
-        request_id=request_id,
-        tier=tier,
-        mode=mode,
-        url=url,
-        timings=timings,
-        page=page,
-        result=result,
-    )
+    record()
     return {
         "result": result,
         "page": page.as_json(),
