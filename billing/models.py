@@ -75,9 +75,11 @@ class Settlement(models.Model):
     claim = models.ForeignKey(PaymentClaim, on_delete=models.PROTECT, related_name="settlements")
     facilitator = models.CharField(max_length=200)
     success = models.BooleanField()
-    transaction = models.CharField(max_length=100, blank=True)
-    network = models.CharField(max_length=64)
-    payer = models.CharField(max_length=66, blank=True)
+    # Written as the facilitator reports them, after the money moved: no length limit
+    # that a long answer could overflow into a 500, and nothing cut from the record.
+    transaction = models.TextField(blank=True)
+    network = models.TextField()
+    payer = models.TextField(blank=True)
     amount = models.CharField(max_length=40)
     error_reason = models.CharField(max_length=200, blank=True)
 

@@ -24,6 +24,7 @@ class FacilitatorServer:
         settle_delay: float = 0.0,
         settle_revert: str | None = None,
         verify_invalid_reason: str | None = None,
+        settle_transaction: str | None = None,
     ) -> None:
         self.chain = MemoryChainSigner(network)
         self.facilitator = x402FacilitatorSync().register(
@@ -34,6 +35,8 @@ class FacilitatorServer:
         self.settle_revert = settle_revert
         # A refusal /verify answers to every payment, in the facilitator's own words.
         self.verify_invalid_reason = verify_invalid_reason
+        # A transaction ID /settle reports instead of the chain's own, e.g. a very long one.
+        self.settle_transaction = settle_transaction
         self.calls: list[str] = []
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -88,6 +91,8 @@ class FacilitatorServer:
                     if server.settle_revert:
                         server.chain.revert_next(server.settle_revert)
                     result = server.facilitator.settle(payload, requirements)
+                    if server.settle_transaction is not None:
+                        result.transaction = server.settle_transaction
                 self._send(result.model_dump(mode="json", by_alias=True, exclude_none=True))
 
         return Handler

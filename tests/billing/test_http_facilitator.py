@@ -137,3 +137,13 @@ def test_a_long_refusal_reason_from_the_facilitator_is_a_402_not_a_server_error(
     assert told.startswith("invalid_very_long_explanation_") and reason.startswith(told)
     assert Refusal.objects.get().reason == told
     assert not PaymentClaim.objects.exists()
+
+
+def test_a_long_transaction_id_from_the_facilitator_is_recorded_whole(api, payer, offer, settings):
+    transaction = "0x" + "ab" * 150  # longer than any chain's hash; must not become a 500
+    with FacilitatorServer(NETWORK, settle_transaction=transaction) as facilitator:
+        settings.X402_FACILITATOR_URL = facilitator.url
+        response = post(api, payment=payer.pay(offer()))
+    assert response.status_code == 200, response.content
+    assert decode_payment_response_header(response["PAYMENT-RESPONSE"]).transaction == transaction
+    assert Settlement.objects.get().transaction == transaction
