@@ -231,7 +231,9 @@ def _admit_trial(call: PricedCall, *, trial_size: int) -> None:
         )
     if trial_reserve(client_ip=call.client_ip, day=call.day):
         return
-    reason = "trial_exhausted" if settings.ATTEST_TRIAL_CALLS_PER_DAY else "payment_required"
+    # No budget configured, or no address to keep one for: no trial was ever on offer.
+    trial_offered = settings.ATTEST_TRIAL_CALLS_PER_DAY > 0 and bool(call.client_ip)
+    reason = "trial_exhausted" if trial_offered else "payment_required"
     raise _offer(route=route, reason=reason, **ids)
 
 

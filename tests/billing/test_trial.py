@@ -116,7 +116,8 @@ def test_caller_without_an_ip_address_gets_the_offer_not_a_server_error(api, tri
         "/v1/test/verify/quote", {"outcome": "real"}, format="json", REMOTE_ADDR=remote_addr
     )
     decode_offer(response)
-    assert response.json()["error"]["details"]["reason"] == "trial_exhausted"
+    # No address means no budget was ever on offer, not that one ran out.
+    assert response.json()["error"]["details"]["reason"] == "payment_required"
     assert not TrialBudget.objects.exists()
     assert Offer.objects.get().client_ip is None
 
