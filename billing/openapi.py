@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter
 
-ERROR_DOC = "The standard error envelope {error: {code, message, details}}."
+from attest.schema import error_response
 
 PAYMENT_RESPONSES = {
-    402: OpenApiResponse(
-        OpenApiTypes.OBJECT,
-        description=(
+    402: error_response(
+        (
             "payment_required: the x402 v2 offer, base64 in the PAYMENT-REQUIRED header and in "
             "details.accepts; details.reason says why (payment_required, trial_exhausted, "
             "trial_too_large, payment_already_used, authorization_expires_too_soon, or the "
-            "facilitator's verify reason). " + ERROR_DOC
+            "facilitator's verify reason)."
         ),
     ),
-    503: OpenApiResponse(
-        OpenApiTypes.OBJECT,
-        description=(
+    503: error_response(
+        (
             "facilitator_unavailable (nothing charged) or settlement_pending (payment sent, not "
-            "confirmed: do not pay again), or the route's own over_capacity. " + ERROR_DOC
+            "confirmed: do not pay again), or the route's own over_capacity."
         ),
     ),
 }

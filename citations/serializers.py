@@ -195,13 +195,3 @@ class ObservationsOut(serializers.Serializer):
 
 class RecallOut(serializers.Serializer):
     facts = FactOut(many=True)
-
-
-class ErrorDetail(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField()
-
-
-class ErrorOut(serializers.Serializer):
-    error = ErrorDetail()

@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.conf import settings
 from django_ratelimit.core import is_ratelimited
 from django_ratelimit.exceptions import Ratelimited
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
 from citations.selectors import iso_utc
@@ -21,15 +22,10 @@ from citations.services import (
     observations_ingest,
 )
 
-
-def _error(description: str) -> OpenApiResponse:
-    return OpenApiResponse(response=s.ErrorOut, description=description)
-
-
 AUTH_ERRORS = {
-    401: _error("`unauthenticated`: no credential, or an unknown or revoked one."),
-    403: _error("`project_suspended`: the credential's project is suspended."),
-    429: _error("`rate_limited`: too many requests for this credential; see Retry-After."),
+    401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
+    403: error_response("`project_suspended`: the credential's project is suspended."),
+    429: error_response("`rate_limited`: too many requests for this credential; see Retry-After."),
 }
 
 
@@ -69,9 +65,9 @@ class ObservationsView(LedgerView):
         request=s.ObservationsIn,
         responses={
             201: s.ObservationsOut,
-            400: _error("`invalid_request` (with `details.field`) or `invalid_json`."),
+            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
             **AUTH_ERRORS,
-            409: _error(
+            409: error_response(
                 "`message_conflict`: the message ID was stored with other text, role, time "
                 "or subject."
             ),
@@ -159,7 +155,7 @@ class RecallView(LedgerView):
         request=s.RecallIn,
         responses={
             200: s.RecallOut,
-            400: _error("`invalid_request` (with `details.field`) or `invalid_json`."),
+            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
             **AUTH_ERRORS,
         },
         tags=["fact ledger"],
@@ -194,11 +190,15 @@ class ResolveView(LedgerView):
         request=s.ResolveIn,
         responses={
             200: s.ResolveOut,
-            400: _error("`invalid_citation`: the ID or the page parameters are malformed."),
+            400: error_response("`invalid_citation`: the ID or the page parameters are malformed."),
             **AUTH_ERRORS,
-            404: _error("`not_found`: unknown, erased, or another project's ID (alike)."),
-            422: _error("`citation_limit`: the source text is too large; use a subject export."),
-            500: _error("`evidence_mismatch`: stored bytes do not match; no evidence returned."),
+            404: error_response("`not_found`: unknown, erased, or another project's ID (alike)."),
+            422: error_response(
+                "`citation_limit`: the source text is too large; use a subject export."
+            ),
+            500: error_response(
+                "`evidence_mismatch`: stored bytes do not match; no evidence returned."
+            ),
         },
         tags=["fact ledger"],
     )

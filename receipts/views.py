@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from django.core.validators import ProhibitNullCharactersValidator
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
+from attest.schema import error_response
 from receipts import selectors, services
 
 JWKS_MAX_AGE = 300  # short, so a rotated-in key reaches caches within minutes
@@ -36,13 +37,6 @@ def _is_character_guard(validator) -> bool:
     return isinstance(
         validator, ProhibitNullCharactersValidator | ProhibitSurrogateCharactersValidator
     )
-
-
-class ErrorSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "ReceiptError"
-
-    error = serializers.DictField(help_text='{"code", "message", "details"}')
 
 
 class JwkSerializer(serializers.Serializer):
@@ -130,8 +124,8 @@ class ReceiptVerifyView(APIView):
         request=InputSerializer,
         responses={
             200: OutputSerializer,
-            400: OpenApiResponse(ErrorSerializer, description="invalid_request or invalid_json"),
-            415: OpenApiResponse(ErrorSerializer, description="unsupported_media_type"),
+            400: error_response("invalid_request or invalid_json"),
+            415: error_response("unsupported_media_type"),
         },
         examples=[
             OpenApiExample(

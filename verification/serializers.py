@@ -157,13 +157,3 @@ class VerifyQuoteOutput(serializers.Serializer):
     network = serializers.CharField(
         required=False, help_text="CAIP-2 network of the payment rail, e.g. eip155:84532."
     )
-
-
-class ErrorDetailOutput(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField()
-
-
-class ErrorOutput(serializers.Serializer):
-    error = ErrorDetailOutput()

@@ -4,38 +4,32 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.renderers import StaticHTMLRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from attest.errors import InvalidRequest
+from attest.schema import error_response
 from billing.decorators import priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from verification import services
-from verification.serializers import ErrorOutput, VerifyQuoteInput, VerifyQuoteOutput
+from verification.serializers import VerifyQuoteInput, VerifyQuoteOutput
 
 _ERRORS = {
-    400: OpenApiResponse(
-        ErrorOutput,
-        description=(
+    400: error_response(
+        (
             "invalid_request (details.field names the field), or invalid_json for a body "
             "that is not JSON"
         ),
     ),
-    403: OpenApiResponse(
-        ErrorOutput, description="blocked (non-public address) or robots_disallowed"
-    ),
-    422: OpenApiResponse(
-        ErrorOutput, description="host_not_found or match_too_costly (not charged)"
-    ),
-    501: OpenApiResponse(ErrorOutput, description="not_on_edge: a PDF on an edge server"),
+    403: error_response("blocked (non-public address) or robots_disallowed"),
+    422: error_response("host_not_found or match_too_costly (not charged)"),
+    501: error_response("not_on_edge: a PDF on an edge server"),
 }
 _UNSUPPORTED_MEDIA = {
-    415: OpenApiResponse(
-        ErrorOutput, description="unsupported_media_type: send the body as application/json"
-    ),
+    415: error_response("unsupported_media_type: send the body as application/json"),
 }
 
 
@@ -152,9 +146,7 @@ class SampleQuoteView(APIView):
         ],
         responses={
             200: VerifyQuoteOutput,
-            400: OpenApiResponse(
-                ErrorOutput, description="invalid_request: details.field names the parameter"
-            ),
+            400: error_response("invalid_request: details.field names the parameter"),
         },
         tags=["samples"],
     )

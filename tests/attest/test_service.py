@@ -130,3 +130,23 @@ def test_valid_settings_start():
     result = _start_django({"DATABASE_URL": "sqlite:////tmp/attest-settings-test.sqlite3"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "started"
+
+
+@pytest.mark.django_db
+def test_every_documented_api_error_is_the_one_envelope(api):
+    schema = json.loads(api.get("/v1/openapi.json").content)
+    envelope = {"$ref": "#/components/schemas/Error"}
+    # /healthz reports its own status body; the sample 404 is an HTML page.
+    own_bodies = {("/healthz", "503"), ("/v1/sample/missing", "404")}
+    documented = 0
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            for status, response in operation["responses"].items():
+                if int(status) < 400 or (path, status) in own_bodies:
+                    continue
+                documented += 1
+                assert response["content"]["application/json"]["schema"] == envelope, (
+                    path,
+                    status,
+                )
+    assert documented > 20
