@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     parser.add_argument(
         "receipt",
