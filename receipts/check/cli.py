@@ -18,8 +18,9 @@ from typing import Any, TextIO
 import httpx
 
 from receipts.core.check_answer import ReceiptInputError, read_receipt_input
+from receipts.core.check_findings import EXIT_CODES, FAILURE_KINDS, CheckReport
 from receipts.core.check_jwks import JwksError, jwks_public_keys
-from receipts.core.checks import EXIT_CODES, FAILURE_KINDS, CheckReport, check_offline
+from receipts.core.checks import check_offline
 
 JWKS_TIMEOUT_SECONDS = 10.0
 JWKS_MAX_BYTES = 1024 * 1024  # a JWKS of a few keys is well under a kilobyte
@@ -208,6 +209,7 @@ def verdict(report: CheckReport) -> str:
 def main(
     argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stdin: TextIO | None = None
 ) -> int:
+    """Check what the arguments name, print the report, and return the exit status."""
     stdout = stdout or sys.stdout
     arguments = _parser().parse_args(argv)
     try:

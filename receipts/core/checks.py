@@ -24,15 +24,20 @@ what the caller holds:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from joserfc.jwk import OKPKey
-from rapidfuzz.distance import Levenshtein
 
 from receipts.core.check_answer import answer_mismatches
+from receipts.core.check_findings import (
+    CheckReport,
+    Finding,
+    excerpt,
+    span_inside,
+    text_sha256,
+)
+from receipts.core.check_spans import result_findings
 from receipts.core.jws import ReceiptRefused, check_compact
 from receipts.core.payloads import (
     PAYLOAD_VERSION,
@@ -41,60 +46,6 @@ from receipts.core.payloads import (
     ResultClaims,
     quote_sha256,
 )
-from verification.engine.normalise import normalise
-from verification.engine.passages import SCORER, ClaimHasNoWords, find_passages
-
-
-@dataclass(frozen=True)
-class FailureKind:
-    name: str
-    exit_code: int
-    meaning: str
-
-
-# The checker's exit status names what failed first; 0 means every check given held.
-FAILURE_KINDS: tuple[FailureKind, ...] = (
-    FailureKind(
-        "signature",
-        1,
-        "The receipt is not intact: not a compact JWS, not an Attest receipt, or its "
-        "signature does not match its header and payload.",
-    ),
-    FailureKind(
-        "usage",
-        2,
-        "The checker could not run: a file it cannot read, a JWKS it cannot use, a bad option.",
-    ),
-    FailureKind(
-        "key",
-        3,
-        "The receipt names no key, a key the JWKS does not hold, or an algorithm other than EdDSA.",
-    ),
-    FailureKind(
-        "payload",
-        4,
-        "The signature holds but the signed claims are not a receipt this checker reads "
-        "(malformed, or a newer payload version).",
-    ),
-    FailureKind(
-        "text",
-        5,
-        "A text given is not the normalised text of any page the receipt signs.",
-    ),
-    FailureKind(
-        "offsets",
-        6,
-        "A signed span lies outside its page's text, or what it holds is not what the "
-        "receipt says about the quote.",
-    ),
-    FailureKind("quote", 7, "A quote given is not one the receipt signs."),
-    FailureKind(
-        "answer",
-        8,
-        "The API answer around the receipt says something the receipt does not sign.",
-    ),
-)
-EXIT_CODES = {kind.name: kind.exit_code for kind in FAILURE_KINDS}
 
 # check_compact's reasons, by what failed. Offline, "unknown" means unknown to the JWKS given.
 _REFUSAL_KINDS = {
@@ -117,49 +68,8 @@ _OFFLINE_MESSAGES = {
         "key {kid} did not sign it."
     ),
 }
-
-Status = Literal["ok", "fail", "skip"]
 # Verdicts that come with offsets; "none" comes without.
 _LOCATED = frozenset({"exact", "fuzzy", "passages"})
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check: what it was about, whether it held (``skip``: not checkable with what was
-    given), and a sentence saying so."""
-
-    status: Status
-    kind: str
-    reason: str
-    message: str
-
-
-@dataclass
-class CheckReport:
-    kid: str | None
-    header: dict[str, Any] | None
-    claims: dict[str, Any] | None
-    findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def failures(self) -> list[Finding]:
-        return [finding for finding in self.findings if finding.status == "fail"]
-
-    @property
-    def exit_code(self) -> int:
-        failures = self.failures
-        return EXIT_CODES[failures[0].kind] if failures else 0
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def span_inside(start: Any, end: Any, length: int) -> bool:
-    """Both offsets absent, or integers with 0 <= start <= end <= length."""
-    if start is None and end is None:
-        return True
-    return isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= length
 
 
 def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -189,14 +99,12 @@ def claims_problems(claims: Mapping[str, Any]) -> Iterator[str]:
             yield f"pages[{index}]: {exc}"
     for index, result in enumerate(results):
         try:
+            ResultClaims(**{**_known(ResultClaims, result), "passages": None})
             passages = result.get("passages")
-            ResultClaims(
-                **{**_known(ResultClaims, result), "passages": None},
-            )
-            for passage in passages or ():
-                PassageClaims(**_known(PassageClaims, passage))
             if passages is not None and not isinstance(passages, list):
                 raise ValueError("passages must be a list or null")
+            for passage in passages or ():
+                PassageClaims(**_known(PassageClaims, passage))
         except (TypeError, ValueError, AttributeError) as exc:
             yield f"results[{index}]: {exc}"
             continue
@@ -257,7 +165,7 @@ def check_offline(
         quote_of.update(dict.fromkeys(indexes, quote))
     for index, result in enumerate(claims["results"]):
         report.findings.extend(
-            _result_findings(index, result, page_texts.get(result["page"]), quote_of.get(index))
+            result_findings(index, result, page_texts.get(result["page"]), quote_of.get(index))
         )
     return report
 
@@ -303,7 +211,7 @@ def _match_text(label: str, text: str, pages: list[dict[str, Any]]) -> tuple[Fin
 def _match_quote(quote: str, results: list[dict[str, Any]]) -> tuple[Finding, list[int]]:
     digest = quote_sha256(quote)
     matched = [i for i, result in enumerate(results) if result["quote_sha256"] == digest]
-    shown = _excerpt(quote)
+    shown = excerpt(quote)
     if matched:
         names = ", ".join(str(i) for i in matched)
         return Finding(
@@ -316,170 +224,6 @@ def _match_quote(quote: str, results: list[dict[str, Any]]) -> tuple[Finding, li
         f"The quote {shown} has SHA-256 {digest[:16]}..., which no result signs (it must be "
         "byte for byte the quote that was sent).",
     ), []
-
-
-def _excerpt(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def _spans(result: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
-    yield "", result.get("start"), result.get("end")
-    for number, passage in enumerate(result.get("passages") or ()):
-        yield f" passage {number}", passage["start"], passage["end"]
-
-
-def _result_findings(
-    index: int, result: Mapping[str, Any], text: str | None, quote: str | None
-) -> list[Finding]:
-    label = f"result {index}"
-    page = result["page"]
-    if text is None:
-        if quote is None:
-            return []
-        return [
-            Finding(
-                "skip",
-                "offsets",
-                "no_text",
-                f"{label}: offsets not checked; give page {page}'s normalised text.",
-            )
-        ]
-    outside = [
-        f"{label}{name}: [{start}:{end}]"
-        for name, start, end in _spans(result)
-        if not span_inside(start, end, len(text))
-    ]
-    if outside:
-        return [
-            Finding(
-                "fail",
-                "offsets",
-                "offsets_outside_text",
-                f"{outside[0]} lies outside page {page}'s text ({len(text)} characters).",
-            )
-        ]
-    findings = [
-        Finding(
-            "ok",
-            "offsets",
-            "offsets",
-            f"{label}: every signed span lies inside page {page}'s text.",
-        )
-    ]
-    if quote is None:
-        findings.append(_without_quote(label, result, text))
-    else:
-        findings.append(_with_quote(label, result, text, normalise(quote).text))
-    return findings
-
-
-def _without_quote(label: str, result: Mapping[str, Any], text: str) -> Finding:
-    start, end = result["start"], result["end"]
-    if result["match"] == "exact" and text_sha256(text[start:end]) == result["quote_sha256"]:
-        return Finding(
-            "ok",
-            "offsets",
-            "span_is_quote",
-            f"{label}: text[{start}:{end}] is, byte for byte, the quote whose SHA-256 is signed.",
-        )
-    return Finding(
-        "skip",
-        "offsets",
-        "quote_needed",
-        f"{label}: what the offsets hold can be tied to the signed quote only with the quote; "
-        "give it.",
-    )
-
-
-def _with_quote(label: str, result: Mapping[str, Any], text: str, quote: str) -> Finding:
-    match, start, end = result["match"], result["start"], result["end"]
-
-    def fail(message: str) -> Finding:
-        return Finding("fail", "offsets", "span_not_quote", f"{label}: {message}")
-
-    def held(message: str) -> Finding:
-        return Finding("ok", "offsets", "span_holds_quote", f"{label}: {message}")
-
-    if result["mode"] == "passages":
-        return _passages_finding(label, result, text, quote)
-    if match in ("fuzzy", "none") and quote in text:
-        at = text.index(quote)
-        return fail(
-            f"the quote is on the page word for word at {at}, yet the receipt says {match}."
-        )
-    if match == "exact":
-        span = text[start:end]
-        if span.casefold() != quote.casefold():
-            return fail(f"text[{start}:{end}] reads {_excerpt(span)}, not the quote.")
-        return held(f"text[{start}:{end}] is the quote (after normalisation).")
-    if match == "fuzzy":
-        span = text[start:end]
-        scores = {
-            round(Levenshtein.normalized_similarity(quote, span), 3),
-            round(Levenshtein.normalized_similarity(quote.casefold(), span.casefold()), 3),
-        }
-        if result["score"] not in scores:
-            shown = " or ".join(str(score) for score in sorted(scores))
-            return fail(
-                f"text[{start}:{end}] scores {shown} against the quote, but the "
-                f"receipt signs {result['score']}."
-            )
-        return held(f"text[{start}:{end}] scores {result['score']} against the quote, as signed.")
-    if match == "none":
-        return held("the quote does not occur word for word on the page, as none requires.")
-    return Finding(
-        "skip",
-        "offsets",
-        "unknown_verdict",
-        f"{label}: this checker does not know match {match!r}.",
-    )
-
-
-def _passages_finding(label: str, result: Mapping[str, Any], text: str, quote: str) -> Finding:
-    if result.get("scorer") != SCORER:
-        return Finding(
-            "skip",
-            "offsets",
-            "other_scorer",
-            f"{label}: passages were scored by {result.get('scorer')!r}; this checker "
-            f"recomputes {SCORER} only.",
-        )
-    try:
-        found = find_passages(text, quote)
-    except ClaimHasNoWords:
-        found = None
-    signed = (
-        result["match"],
-        result["score"],
-        result["start"],
-        result["end"],
-        [(p["start"], p["end"], p["score"]) for p in result.get("passages") or ()],
-    )
-    again = (
-        (None,)
-        if found is None
-        else (
-            found.match,
-            found.score,
-            found.start,
-            found.end,
-            [(p.start, p.end, p.score) for p in found.passages],
-        )
-    )
-    if again != signed:
-        return Finding(
-            "fail",
-            "offsets",
-            "passages_differ",
-            f"{label}: {SCORER} finds other passages for this quote on this text than the "
-            "receipt signs.",
-        )
-    return Finding(
-        "ok",
-        "offsets",
-        "passages_recomputed",
-        f"{label}: {SCORER} finds the signed passages for this quote on this text.",
-    )
 
 
 def compare_with_claims(

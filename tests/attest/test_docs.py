@@ -25,11 +25,12 @@ import lxml.html
 import pytest
 from django.core.cache import cache
 
-from attest.docs import PAGES, limits, served
+from attest.docs import PAGES
+from attest.docs_tables import limits, served
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from receipts.check.cli import main as check_main
-from receipts.core.checks import FAILURE_KINDS
+from receipts.core.check_findings import FAILURE_KINDS
 from tests.verification.conftest import PageServer, page
 
 pytestmark = pytest.mark.django_db

@@ -23,7 +23,8 @@ from joserfc.jwk import OKPKey
 from receipts import selectors
 from receipts.check.cli import main
 from receipts.core.canonical import b64url_encode, canonical_json
-from receipts.core.checks import EXIT_CODES, FAILURE_KINDS, check_offline
+from receipts.core.check_findings import EXIT_CODES, FAILURE_KINDS
+from receipts.core.checks import check_offline
 from receipts.core.jws import sign_compact
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
 from receipts.services import issue_receipt
@@ -60,20 +61,13 @@ def _text(raw: str) -> str:
 def _engine_result(page_index: int, text: str, quote: str, mode: str) -> ResultClaims:
     """What the service would sign for this quote on this text (through the engine itself)."""
     wanted = normalise(quote).text
+    extra = {}
     if mode == "passages":
         found = find_passages(text, wanted)
-        return ResultClaims(
-            page=page_index,
-            quote_sha256=quote_sha256(quote),
-            mode=mode,
-            match=found.match,
-            score=found.score,
-            start=found.start,
-            end=found.end,
-            scorer=found.scorer,
-            passages=[PassageClaims(p.start, p.end, p.score) for p in found.passages],
-        )
-    found = match_quote(text, wanted, mode=mode)
+        passages = [PassageClaims(p.start, p.end, p.score) for p in found.passages]
+        extra = {"scorer": found.scorer, "passages": passages}
+    else:
+        found = match_quote(text, wanted, mode=mode)
     return ResultClaims(
         page=page_index,
         quote_sha256=quote_sha256(quote),
@@ -82,6 +76,7 @@ def _engine_result(page_index: int, text: str, quote: str, mode: str) -> ResultC
         score=found.score,
         start=found.start,
         end=found.end,
+        **extra,
     )
 
 
