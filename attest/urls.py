@@ -4,13 +4,14 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from attest import views
+from attest import docs, views
 
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.healthz, name="healthz"),
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
+    path("", include(docs.urlpatterns)),
     path("admin/", admin.site.urls),
     path("", include("receipts.urls")),
     path("", include("verification.urls")),

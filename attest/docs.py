@@ -1,0 +1,161 @@
+"""The human docs pages: one registry of pages, one view, and the context each page needs.
+
+Every figure a page states comes from ``attest.docs_tables`` or the code itself, so a page
+cannot say one thing while the service does another. Pages link only to routes that exist:
+a page joins the navigation (and gets a URL) by joining ``PAGES``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+from django.views.decorators.http import require_safe
+
+from attest.docs_tables import (
+    PAYMENT_ERRORS,
+    RECEIPT_VERIFY_ERRORS,
+    VERIFY_QUOTE_ERRORS,
+    claim_rows,
+    limits,
+    price_of,
+    prices,
+)
+from billing.charging import CHARGING_RULES
+from billing.pricing import MAX_TIMEOUT_SECONDS, RAIL
+from receipts.core.check_findings import FAILURE_KINDS
+from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
+from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
+from verification.addresses import MAX_URL_LENGTH
+from verification.engine.match import FUZZY_WORK_PER_CALL
+from verification.engine.passages import MAX_PASSAGES, SCORER
+from verification.serializers import VerifyQuoteInput
+from verification.services import MAX_QUOTE_CHARS, MODES, SAMPLE_QUOTES, sample_page_url
+
+
+def _verify_quote() -> dict[str, Any]:
+    threshold = VerifyQuoteInput().fields["threshold"]
+    return {
+        "errors": VERIFY_QUOTE_ERRORS,
+        "modes": MODES,
+        "max_url": f"{MAX_URL_LENGTH:,}",
+        "max_quote": f"{MAX_QUOTE_CHARS:,}",
+        "threshold": threshold,
+        "scorer": SCORER,
+        "max_passages": MAX_PASSAGES,
+        "fuzzy_work": f"{FUZZY_WORK_PER_CALL:,}",
+        "price": price_of("verify/quote"),
+        "sample_quotes": SAMPLE_QUOTES,
+    }
+
+
+def _receipt_verify() -> dict[str, Any]:
+    return {
+        "errors": RECEIPT_VERIFY_ERRORS,
+        "reasons": sorted(REASONS.items()),
+        "algorithm": ALGORITHM,
+        "typ": RECEIPT_TYP,
+        "version": PAYLOAD_VERSION,
+        "page_claims": claim_rows(PageClaims),
+        "result_claims": claim_rows(ResultClaims),
+        "passage_claims": [name for name, _ in claim_rows(PassageClaims)],
+        "sample_quote": SAMPLE_QUOTES["fuzzy"],
+    }
+
+
+def _receipt_check() -> dict[str, Any]:
+    return {"kinds": FAILURE_KINDS, "sample_quote": SAMPLE_QUOTES["fuzzy"]}
+
+
+def _payments() -> dict[str, Any]:
+    return {
+        "prices": prices(),
+        "quote_price": price_of("verify/quote"),
+        "rules": CHARGING_RULES,
+        "errors": PAYMENT_ERRORS,
+        "network": settings.X402_NETWORK,
+        "pay_to": settings.X402_PAY_TO,
+        "rail": RAIL,
+        "max_timeout": MAX_TIMEOUT_SECONDS,
+        "trial_calls": settings.ATTEST_TRIAL_CALLS_PER_DAY,
+    }
+
+
+def _limits() -> dict[str, Any]:
+    return {"groups": limits()}
+
+
+@dataclass(frozen=True)
+class DocPage:
+    slug: str  # the path under /docs/
+    title: str
+    summary: str
+    context: Callable[[], dict[str, Any]]
+
+    @property
+    def url_name(self) -> str:
+        return f"docs-{self.slug}"
+
+    @property
+    def template(self) -> str:
+        return f"docs/{self.slug.replace('-', '_')}.html"
+
+
+# The navigation's order. A page is linked from anywhere only once it is listed here.
+PAGES: tuple[DocPage, ...] = (
+    DocPage(
+        "verify-quote",
+        "Verify a quote",
+        "POST /v1/verify/quote: is a quote on a page, where, and is the page real?",
+        _verify_quote,
+    ),
+    DocPage(
+        "receipt-verify",
+        "Check a receipt",
+        "POST /v1/receipt/verify and the public keys: what a receipt signs.",
+        _receipt_verify,
+    ),
+    DocPage(
+        "receipt-check",
+        "Check a receipt offline",
+        "python -m receipts.check: the signature, the text and the quote, without us.",
+        _receipt_check,
+    ),
+    DocPage("payments", "Payments", "Prices, x402, the free trial and what is charged.", _payments),
+    DocPage(
+        "limits", "Limits", "Every size, time and rate limit, and what happens past it.", _limits
+    ),
+)
+
+
+def _common(request: HttpRequest, current: DocPage | None) -> dict[str, Any]:
+    scheme, host = request.scheme, request.get_host()
+    return {
+        "pages": PAGES,
+        "current": current,
+        "base_url": f"{scheme}://{host}",
+        "public_url": settings.ATTEST_PUBLIC_URL,
+        "sample_page_url": sample_page_url(scheme=scheme, host=host),
+    }
+
+
+@require_safe
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "docs/index.html", _common(request, None))
+
+
+@require_safe
+def page(request: HttpRequest, *, doc: DocPage) -> HttpResponse:
+    context = {**_common(request, doc), **doc.context()}
+    return render(request, doc.template, context)
+
+
+urlpatterns = [
+    path("docs", index, name="docs"),
+    *(path(f"docs/{doc.slug}", page, {"doc": doc}, name=doc.url_name) for doc in PAGES),
+]

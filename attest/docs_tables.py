@@ -1,0 +1,344 @@
+"""Tables the docs pages show, each read from the code that enforces it.
+
+Errors (with whether each is charged, from the charging table), limits (from the constants
+and the running settings), prices (for the priced routes this service serves, converted by
+the x402 SDK) and the meaning of each signed claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.urls import Resolver404, resolve
+from x402.mechanisms.evm.exact import ExactEvmServerScheme
+
+from attest.errors import Blocked, InvalidRequest, NotOnEdge
+from billing.charging import CHARGING_RULES, response_is_charged
+from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
+from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES
+from billing.services import MAX_PAYMENT_HEADER_CHARS
+from receipts.core.jws import MAX_RECEIPT_CHARS
+from verification.addresses import MAX_URL_LENGTH
+from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
+from verification.engine.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
+from verification.engine.pdf_text import (
+    MAX_CHARS,
+    MAX_CONTENT_STREAM_BYTES,
+    MAX_DECODED_STREAM_BYTES,
+    MAX_PAGES,
+)
+from verification.fetch import MAX_REDIRECTS, HostNotFound
+from verification.pdf_pool import PDF_SECONDS, PDF_WORKER_MEMORY, PDF_WORKERS
+from verification.robots import MAX_ROBOTS_BYTES, RobotsDisallowed
+from verification.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
+from verification.services import MAX_QUOTE_CHARS, MatchTooCostlyError
+
+
+@dataclass(frozen=True)
+class ErrorDoc:
+    """One error a route can answer, as a docs page lists it."""
+
+    status: int
+    code: str
+    when: str
+
+    @property
+    def charged(self) -> bool:
+        rule = next((rule for rule in CHARGING_RULES if rule.code == self.code), None)
+        if rule is not None:
+            return rule.charged
+        return response_is_charged(status=self.status, charged=None)
+
+
+def _raised(error: type, when: str) -> ErrorDoc:
+    return ErrorDoc(error.status_code, error.code, when)
+
+
+# Answered by the one error handler for any JSON route (attest.errors).
+BODY_ERRORS = (
+    ErrorDoc(400, "invalid_json", "The body is not valid JSON."),
+    ErrorDoc(413, "request_too_large", "The body is larger than the request size limit."),
+    ErrorDoc(415, "unsupported_media_type", "The body is not sent as application/json."),
+)
+PAYMENT_ERRORS = (
+    _raised(
+        PaymentRequiredError,
+        "No trial call is left and no payment was sent, or the payment was refused; "
+        "details.reason says which, details.accepts holds the offer.",
+    ),
+    _raised(FacilitatorUnavailable, "The payment facilitator cannot be reached; retry later."),
+    _raised(
+        SettlementPending,
+        "The payment was sent for settlement but not confirmed: retry the same request with "
+        "the same payment, never pay again.",
+    ),
+)
+VERIFY_QUOTE_ERRORS = (
+    _raised(
+        InvalidRequest,
+        "A field is missing, of the wrong type or out of range; details.field names it.",
+    ),
+    *BODY_ERRORS,
+    _raised(Blocked, "The host has an address that is not public, directly or after a redirect."),
+    _raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
+    _raised(HostNotFound, "The URL's host name does not resolve."),
+    _raised(
+        MatchTooCostlyError,
+        "Fuzzy matching this quote on this page needs more work than one call may use.",
+    ),
+    _raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
+    *PAYMENT_ERRORS,
+    ErrorDoc(500, "internal_error", "The server failed; quote the X-Request-ID when reporting."),
+)
+RECEIPT_VERIFY_ERRORS = (
+    _raised(
+        InvalidRequest, "receipt is missing or not a string, or page is not a non-negative integer."
+    ),
+    *BODY_ERRORS,
+)
+
+
+@dataclass(frozen=True)
+class Limit:
+    what: str
+    value: str
+    over: str  # what happens past it
+    setting: str = ""  # the environment variable that changes it, if any
+
+
+def _bytes(count: int) -> str:
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if count >= size and count % (size // 4) == 0:
+            return f"{count / size:g} {unit} ({count:,} bytes)"
+    return f"{count:,} bytes"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def _error(error: type) -> str:
+    return f"{error.status_code} {error.code}, not charged"
+
+
+def limits() -> list[tuple[str, list[Limit]]]:
+    """Every limit the service enforces today, grouped, each figure read from the code."""
+    threshold = VerifyQuoteInput().fields["threshold"]
+    return [
+        (
+            "Requests",
+            [
+                Limit(
+                    "Request body",
+                    _bytes(settings.DATA_UPLOAD_MAX_MEMORY_SIZE),
+                    "413 request_too_large, not charged",
+                    "ATTEST_MAX_BODY_BYTES",
+                ),
+                Limit("URL length", f"{MAX_URL_LENGTH:,} characters", _error(InvalidRequest)),
+                Limit(
+                    "Quote or claim, after normalisation",
+                    f"{MAX_QUOTE_CHARS:,} characters",
+                    _error(InvalidRequest),
+                ),
+                Limit(
+                    "Quote or claim as sent (refused unread)",
+                    f"{MAX_RAW_QUOTE_CHARS:,} characters",
+                    _error(InvalidRequest),
+                ),
+                Limit(
+                    "Fuzzy threshold",
+                    f"{threshold.min_value:g} to {threshold.max_value:g}",
+                    _error(InvalidRequest),
+                ),
+            ],
+        ),
+        (
+            "Fetching a page",
+            [
+                Limit(
+                    "Whole fetch (every redirect hop and body read)",
+                    _seconds(settings.ATTEST_FETCH_DEADLINE),
+                    "content_kind timeout: a charged result",
+                    "ATTEST_FETCH_DEADLINE",
+                ),
+                Limit(
+                    "Decoded page body",
+                    _bytes(settings.ATTEST_FETCH_MAX_BYTES),
+                    "content_kind too_large: a charged result, nothing matched",
+                    "ATTEST_FETCH_MAX_BYTES",
+                ),
+                Limit(
+                    "Redirects followed",
+                    str(MAX_REDIRECTS),
+                    "content_kind http_error (too_many_redirects): a charged result",
+                ),
+                Limit("robots.txt read", _bytes(MAX_ROBOTS_BYTES), "the rest is not parsed"),
+            ],
+        ),
+        (
+            "PDF",
+            [
+                Limit("Pages read", f"{MAX_PAGES:,}", "the rest is left out; pdf.truncated"),
+                Limit("Characters read", f"{MAX_CHARS:,}", "the rest is left out; pdf.truncated"),
+                Limit(
+                    "One page's content stream",
+                    _bytes(MAX_CONTENT_STREAM_BYTES),
+                    "that page is skipped (signal pdf_pages_skipped)",
+                ),
+                Limit(
+                    "One decompressed stream",
+                    _bytes(MAX_DECODED_STREAM_BYTES),
+                    "its page is skipped, or the PDF is unsupported (pdf_unreadable)",
+                ),
+                Limit(
+                    "Reading time, waiting for a reader included",
+                    _seconds(PDF_SECONDS),
+                    "content_kind timeout (pdf_read_timeout): a charged result",
+                ),
+                Limit(
+                    "Memory of each of the reader processes",
+                    f"{_bytes(PDF_WORKER_MEMORY)}, {PDF_WORKERS} processes",
+                    "content_kind unsupported (pdf_unreadable): a charged result",
+                ),
+                Limit(
+                    "Edge mode",
+                    "on" if settings.ATTEST_EDGE else "off",
+                    f"when on, any PDF: {_error(NotOnEdge)}",
+                    "ATTEST_EDGE",
+                ),
+            ],
+        ),
+        (
+            "Matching",
+            [
+                Limit(
+                    "Fuzzy work per call (quote length times page length)",
+                    f"{FUZZY_WORK_PER_CALL:,} units",
+                    _error(MatchTooCostlyError),
+                ),
+                Limit(
+                    "Alignment cells for a quote of over 255 distinct characters",
+                    f"{MAX_WIDE_ALPHABET_CELLS:,}",
+                    _error(MatchTooCostlyError),
+                ),
+                Limit(
+                    "Passages per claim",
+                    f"{MAX_PASSAGES}, each text cut at {TEXT_CAP} characters, "
+                    f"at most {MAX_MISSING} missing words",
+                    "the best ones are kept",
+                ),
+            ],
+        ),
+        (
+            "Payments and receipts",
+            [
+                Limit(
+                    "Free trial calls per caller IP per UTC day",
+                    f"{settings.ATTEST_TRIAL_CALLS_PER_DAY:,}",
+                    "402 payment_required (details.reason trial_exhausted), not charged",
+                    "ATTEST_TRIAL_CALLS_PER_DAY",
+                ),
+                Limit(
+                    "Payment header",
+                    f"{MAX_PAYMENT_HEADER_CHARS:,} characters",
+                    "402 payment_required (details.reason malformed_payment)",
+                ),
+                Limit("Offer validity (maxTimeoutSeconds)", _seconds(MAX_TIMEOUT_SECONDS), "—"),
+                Limit(
+                    "Receipt size checked",
+                    f"{MAX_RECEIPT_CHARS:,} characters",
+                    "valid false, reason too_large",
+                ),
+            ],
+        ),
+        (
+            "Fact ledger",
+            [
+                Limit(
+                    "Requests per credential",
+                    _rate(settings.ATTEST_LEDGER_RATE),
+                    "429 rate_limited with Retry-After, nothing stored",
+                    "ATTEST_LEDGER_RATE",
+                ),
+            ],
+        ),
+    ]
+
+
+_RATE_UNITS = {"s": "second", "m": "minute", "h": "hour", "d": "day"}
+
+
+def _rate(rate: str) -> str:
+    """django-ratelimit's "1200/m" (or "10/5m") as words."""
+    count, _, period = rate.partition("/")
+    amount, unit = period[:-1], _RATE_UNITS[period[-1]]
+    per = f"{amount} {unit}s" if amount and amount != "1" else unit
+    return f"{int(count):,} per {per}"
+
+
+@dataclass(frozen=True)
+class Price:
+    route: str
+    path: str
+    price: str
+    amount: str
+    description: str
+
+    @property
+    def dollars(self) -> str:
+        return f"US{self.price}"
+
+
+def served(path_: str) -> bool:
+    try:
+        resolve(path_)
+    except Resolver404:
+        return False
+    return True
+
+
+def prices() -> list[Price]:
+    """The priced routes this service serves, with the atomic amount the x402 SDK offers."""
+    scheme = ExactEvmServerScheme()
+    rows = []
+    for route in PRICED_ROUTES.values():
+        route_path = f"/v1/{route.name}"
+        if served(route_path):
+            amount = scheme.parse_price(route.price, settings.X402_NETWORK).amount
+            rows.append(Price(route.name, route_path, route.price, amount, route.description))
+    return rows
+
+
+def price_of(name: str) -> Price | None:
+    return next((row for row in prices() if row.route == name), None)
+
+
+CLAIMS_DOC = {
+    "url": "the URL asked for",
+    "final_url": "the URL the page came from, after redirects",
+    "http_status": "the page's HTTP status",
+    "content_kind": "the verdict on the page (real, bot_wall, ...)",
+    "content_sha256": "SHA-256 of the bytes received",
+    "normalised_sha256": "SHA-256 of the normalised text the offsets point into",
+    "evidence": "network facts: address, redirects, content type, bytes",
+    "doi": "the DOI found on the page",
+    "doi_status": "the DOI lookup's status",
+    "retracted": "whether the DOI is retracted",
+    "page": "index of the result's page in pages",
+    "quote_sha256": "SHA-256 of the quote exactly as sent; never the quote itself",
+    "mode": "fuzzy, exact or passages",
+    "match": "the verdict",
+    "score": "the similarity or passage score",
+    "start": "code-point offset into the normalised text",
+    "end": "end of the span (exclusive)",
+    "pdf_page": "1-based PDF page where the span starts",
+    "pdf_page_end": "1-based PDF page where it ends",
+    "scorer": "the passages scorer",
+    "passages": "each passage's start, end, score and PDF pages",
+}
+
+
+def claim_rows(cls: type) -> list[tuple[str, str]]:
+    return [(f.name, CLAIMS_DOC[f.name]) for f in dataclasses.fields(cls)]

@@ -1,0 +1,5 @@
+"""Run the offline receipt checker."""
+
+from receipts.check.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,334 @@
+"""The human docs pages: each renders with the navigation, every example on it runs against the
+real service in process and answers what the page shows, and every figure is the code's.
+
+Examples are marked in the templates: a ``data-example`` block holds ``<pre data-request>``
+(the method and path, then the JSON body), ``<code data-status>`` and ``<pre data-response>``.
+In a documented answer an object may leave keys out, a string ending in "…" stands for any
+string starting with what comes before it, a list ending in "…" for a longer list, and
+other values must be the real ones (``data-shape-only``: the same JSON types). A block may
+ask for ``data-needs="no-trial"`` or ``data-receipt-from="GET /path"`` (its body's
+``receipt`` is then a real one from that answer). URLs of the outside world are served by
+a loopback page server. ``data-commands`` blocks are shell sessions: their ``curl`` lines
+are fetched from the service and ``python -m receipts.check`` runs for real.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import lxml.html
+import pytest
+from django.core.cache import cache
+
+from attest.docs import PAGES
+from attest.docs_tables import limits, served
+from billing.charging import CHARGING_RULES
+from billing.pricing import PRICED_ROUTES
+from receipts.check.cli import main as check_main
+from receipts.core.check_findings import FAILURE_KINDS
+from tests.verification.conftest import PageServer, page
+
+pytestmark = pytest.mark.django_db
+
+# Pages of the outside world that examples name, served on loopback with these words.
+OUTSIDE_PAGES = {
+    "https://www.iana.org/help/example-domains": (
+        "<html><head><title>Example domains</title></head><body><h1>Example domains</h1>"
+        "<p>Some names are kept aside for teaching. These domains may be used as illustrative "
+        "examples in documents without asking anyone first.</p></body></html>"
+    ),
+}
+DOCUMENTED_ONLY = "…"
+
+
+@pytest.fixture(scope="module")
+def outside_world():
+    server = PageServer().start()
+    for url, markup in OUTSIDE_PAGES.items():
+        server.routes[urlsplit(url).path] = page(markup)
+    yield server
+    server.server.shutdown()
+
+
+@pytest.fixture
+def service(outside_world, settings):
+    settings.ATTEST_FETCH_ALLOW = frozenset({("127.0.0.1", outside_world.port)})
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
+    cache.clear()
+    yield outside_world
+    cache.clear()
+
+
+def _html(client, path: str) -> lxml.html.HtmlElement:
+    response = client.get(path)
+    assert response.status_code == 200, path
+    assert response["Content-Type"].startswith("text/html")
+    return lxml.html.fromstring(response.content.decode())
+
+
+@dataclass
+class Example:
+    method: str
+    path: str
+    body: str | None
+    status: int
+    response: object
+    shape_only: bool
+    needs: str | None
+    receipt_from: str | None
+
+
+def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
+    found = []
+    for block in tree.xpath("//*[@data-example]"):
+        request = block.xpath(".//*[@data-request]")[0].text_content()
+        line, _, body = request.partition("\n")
+        method, path = line.split(" ", 1)
+        found.append(
+            Example(
+                method=method,
+                path=path.strip(),
+                body=body.strip() or None,
+                status=int(block.xpath(".//*[@data-status]")[0].text_content()),
+                response=json.loads(block.xpath(".//*[@data-response]")[0].text_content()),
+                shape_only=block.get("data-shape-only") is not None,
+                needs=block.get("data-needs"),
+                receipt_from=block.get("data-receipt-from"),
+            )
+        )
+    return found
+
+
+def _same_type(documented, real) -> bool:
+    if documented is None:
+        return True
+    if isinstance(documented, bool) or isinstance(real, bool):
+        return isinstance(documented, bool) and isinstance(real, bool)
+    if isinstance(documented, int | float):
+        return isinstance(real, int | float)
+    return type(documented) is type(real)
+
+
+def assert_documented(documented, real, where: str, shape_only: bool) -> None:
+    """``real`` answers at least what ``documented`` shows, by the rules in the docstring."""
+    if isinstance(documented, dict):
+        assert isinstance(real, dict), f"{where} is documented as an object"
+        for key, value in documented.items():
+            assert key in real, f"{where}.{key} is documented but not answered"
+            assert_documented(value, real[key], f"{where}.{key}", shape_only)
+    elif isinstance(documented, list):
+        assert isinstance(real, list), f"{where} is documented as a list"
+        shown = documented
+        if documented and documented[-1] == DOCUMENTED_ONLY:
+            shown = documented[:-1]
+            assert len(real) >= len(shown), f"{where} has fewer items than documented"
+        elif not shape_only:
+            assert len(real) == len(shown), f"{where} has {len(real)} items, documented {shown}"
+        for index, (item, answered) in enumerate(zip(shown, real, strict=False)):
+            assert_documented(item, answered, f"{where}[{index}]", shape_only)
+    elif isinstance(documented, str) and documented.endswith(DOCUMENTED_ONLY):
+        assert isinstance(real, str) and real.startswith(documented[:-1]), (
+            f"{where} is {real!r}, documented as {documented!r}"
+        )
+    elif shape_only:
+        assert _same_type(documented, real), f"{where} is {real!r}, documented as {documented!r}"
+    else:
+        assert documented == real and _same_type(documented, real), (
+            f"{where} is {real!r}, documented as {documented!r}"
+        )
+
+
+def _run_example(api, settings, server: PageServer, example: Example):
+    if example.needs == "no-trial":
+        settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
+    else:
+        assert example.needs is None, f"unknown precondition {example.needs}"
+    if example.body is None:
+        return api.generic(example.method, example.path)
+    body = json.loads(example.body)
+    if example.receipt_from:
+        method, path = example.receipt_from.split(" ", 1)
+        body["receipt"] = api.generic(method, path).json()["receipt"]
+    if isinstance(body.get("url"), str) and body["url"] in OUTSIDE_PAGES:
+        body["url"] = server.url(urlsplit(body["url"]).path)
+    return api.generic(
+        example.method, example.path, json.dumps(body), content_type="application/json"
+    )
+
+
+# --- rendering and navigation ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=[doc.slug for doc in PAGES])
+def test_every_docs_page_renders_with_the_navigation(client, doc):
+    tree = _html(client, f"/docs/{doc.slug}")
+    assert tree.findtext(".//h1") == doc.title
+    nav = tree.xpath("//nav[@class='docs']")[0]
+    links = [a.get("href") for a in nav.iter("a")]
+    assert links == ["/", "/docs", *[f"/docs/{p.slug}" for p in PAGES], "/docs/api"]
+    assert [a.get("href") for a in nav.xpath(".//a[@aria-current='page']")] == [f"/docs/{doc.slug}"]
+
+
+def test_the_docs_index_lists_every_page(client):
+    tree = _html(client, "/docs")
+    listed = [a.get("href") for a in tree.xpath("//article//table//a")]
+    assert [f"/docs/{p.slug}" for p in PAGES] == listed[: len(PAGES)]
+
+
+def test_the_landing_page_links_the_docs(client):
+    hrefs = {a.get("href") for a in _html(client, "/").iter("a")}
+    assert {"/docs", "/docs/verify-quote", "/docs/receipt-check", "/docs/payments"} <= hrefs
+
+
+def test_every_link_on_the_docs_leads_somewhere(client):
+    hrefs = set()
+    for path in ["/", "/docs", *[f"/docs/{p.slug}" for p in PAGES]]:
+        hrefs |= {a.get("href") for a in _html(client, path).iter("a")}
+    internal = sorted(href for href in hrefs if href.startswith("/"))
+    assert len(internal) > len(PAGES) + 3
+    for href in internal:
+        assert client.get(href).status_code == 200, href
+
+
+def test_docs_pages_only_answer_reads(client):
+    assert client.post("/docs/limits").status_code == 405
+
+
+# --- every example runs ---------------------------------------------------------------------
+
+WITH_EXAMPLES = ["verify-quote", "receipt-verify", "payments"]
+
+
+@pytest.mark.parametrize("slug", WITH_EXAMPLES)
+def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, service, slug):
+    examples = _examples(_html(client, f"/docs/{slug}"))
+    assert examples, f"/docs/{slug} shows no example"
+    for example in examples:
+        response = _run_example(api, settings, service, example)
+        where = f"{example.method} {example.path} on /docs/{slug}"
+        assert response.status_code == example.status, (where, response.content[:500])
+        assert_documented(example.response, response.json(), where, example.shape_only)
+        settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
+
+
+def test_the_harness_catches_an_answer_the_docs_do_not_show():
+    real = {"result": {"match": "fuzzy", "score": 0.9}, "tier": "sample", "list": [1, 2]}
+    assert_documented({"result": {"match": "fuzzy"}, "list": [1, "…"]}, real, "a", False)
+    assert_documented({"tier": "sam…"}, real, "a", False)
+    for wrong in (
+        {"result": {"match": "exact"}},
+        {"result": {"verdict": "fuzzy"}},
+        {"tier": "paid…"},
+        {"list": [1]},
+        {"result": {"score": "0.9"}},
+    ):
+        with pytest.raises(AssertionError):
+            assert_documented(wrong, real, "a", False)
+    assert_documented({"result": {"match": "exact"}, "list": [7]}, real, "a", True)
+    with pytest.raises(AssertionError):
+        assert_documented({"result": {"score": "high"}}, real, "a", True)
+
+
+def test_the_offline_checker_examples_run_as_shown(client, tmp_path, monkeypatch):
+    blocks = _html(client, "/docs/receipt-check").xpath("//*[@data-commands]")
+    assert len(blocks) >= 2
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        code = out = None
+        for line in block.xpath(".//*[@data-run]")[0].text_content().strip().splitlines():
+            words = shlex.split(line)
+            if words[0] == "curl":
+                assert words[-2] == ">", line
+                (tmp_path / words[-1]).write_bytes(client.get(urlsplit(words[-3]).path).content)
+            else:
+                assert words[:3] == ["python", "-m", "receipts.check"], line
+                stdout = io.StringIO()
+                code, out = check_main(words[3:], stdout=stdout), stdout.getvalue()
+        assert code == int(block.xpath(".//*[@data-exit]")[0].text_content())
+        lines = out.splitlines()
+        for shown in block.xpath(".//*[@data-output]")[0].text_content().splitlines():
+            if shown.endswith(DOCUMENTED_ONLY):
+                assert any(line.startswith(shown[:-1]) for line in lines), (shown, out)
+            else:
+                assert shown in lines, (shown, out)
+
+
+# --- figures come from the code -------------------------------------------------------------
+
+
+def _rows(tree: lxml.html.HtmlElement, header: str) -> list[list[str]]:
+    """The body rows of every table whose first header cell is ``header``."""
+    rows = [
+        [td.text_content().strip() for td in row.xpath("./td")]
+        for table in tree.xpath(f"//table[.//th[1][text()='{header}']]")
+        for row in table.xpath(".//tr[td]")
+    ]
+    assert rows, f"no table headed {header!r}"
+    return rows
+
+
+def test_the_limits_page_reads_each_figure_from_the_running_configuration(client, settings):
+    settings.ATTEST_FETCH_DEADLINE = 7.5
+    settings.ATTEST_FETCH_MAX_BYTES = 2 * 1024 * 1024
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 9
+    settings.ATTEST_LEDGER_RATE = "30/5m"
+    settings.ATTEST_EDGE = True
+    rows = {row[0]: row for row in _rows(_html(client, "/docs/limits"), "limit")}
+    assert rows["Whole fetch (every redirect hop and body read)"][1:] == [
+        "7.5 s",
+        "content_kind timeout: a charged result",
+        "ATTEST_FETCH_DEADLINE",
+    ]
+    assert rows["Decoded page body"][1] == "2 MiB (2,097,152 bytes)"
+    assert rows["Request body"][1:3] == [
+        "1 MiB (1,048,576 bytes)",
+        "413 request_too_large, not charged",
+    ]
+    assert rows["Free trial calls per caller IP per UTC day"][1] == "9"
+    assert rows["Requests per credential"][1] == "30 per 5 minutes"
+    assert rows["Edge mode"][1:3] == ["on", "when on, any PDF: 501 not_on_edge, not charged"]
+    assert rows["URL length"][1:] == ["2,048 characters", "400 invalid_request, not charged", ""]
+
+
+def test_the_limits_page_shows_every_limit_the_table_holds(client):
+    shown = {row[0]: row[1] for row in _rows(_html(client, "/docs/limits"), "limit")}
+    expected = {limit.what: limit.value for _, group in limits() for limit in group}
+    assert shown == expected
+    assert shown["Fuzzy work per call (quote length times page length)"] == "10,000,000,000 units"
+
+
+def test_the_price_table_lists_exactly_the_priced_routes_this_service_serves(client):
+    rows = _rows(_html(client, "/docs/payments"), "route")
+    listed = [row[0].removeprefix("POST ") for row in rows]
+    assert listed == [f"/v1/{name}" for name in PRICED_ROUTES if served(f"/v1/{name}")]
+    assert rows[0][:3] == ["POST /v1/verify/quote", "US$0.01", "10000"]
+
+
+def test_the_charging_table_is_the_code_table(client):
+    rows = _rows(_html(client, "/docs/payments"), "outcome")
+    assert rows == [
+        [rule.outcome, str(rule.status), rule.code or "—", "yes" if rule.charged else "no"]
+        for rule in CHARGING_RULES
+    ]
+
+
+@pytest.mark.parametrize("slug", ["verify-quote", "receipt-verify", "payments"])
+def test_every_error_a_page_lists_says_its_status_code_and_charge(client, slug):
+    rows = _rows(_html(client, f"/docs/{slug}"), "status")
+    assert rows
+    charged = {rule.code: rule.charged for rule in CHARGING_RULES if rule.code}
+    for status, code, is_charged, when in rows:
+        assert 400 <= int(status) < 600 and re.fullmatch(r"[a-z_]+", code) and when
+        assert is_charged == ("yes" if charged.get(code) else "no")
+
+
+def test_the_exit_status_table_is_the_checkers(client):
+    rows = _rows(_html(client, "/docs/receipt-check"), "status")
+    assert rows[0][0] == "0"
+    assert rows[1:] == [[str(k.exit_code), k.name, k.meaning] for k in FAILURE_KINDS]
