@@ -241,7 +241,7 @@ def _body(answer: FetchResult, read: Callable[[bytes], Any]) -> Any:
 def _user_agent() -> str:
     mailto = settings.ATTEST_CROSSREF_MAILTO
     # Crossref serves a client that names a contact from its polite pool.
-    return USER_AGENT if not mailto else USER_AGENT[:-1] + f"; mailto:{mailto})"
+    return f"{USER_AGENT} (mailto:{mailto})" if mailto else USER_AGENT
 
 
 def _get(url: str, *, pace: PaceState, deadline: float, trace: _Trace) -> FetchResult:

@@ -127,6 +127,11 @@ def work_list_items(body: bytes) -> list[Mapping[str, Any]]:
 # --- fields -------------------------------------------------------------------------------
 
 
+def _list(value: Any) -> list[Any]:
+    """A field Crossref gives as a list; anything else a broken answer put there, as none."""
+    return value if isinstance(value, list) else []
+
+
 def _text(value: Any) -> str | None:
     """Crossref's titles are lists of strings; the first, whitespace collapsed and capped."""
     if isinstance(value, list):
@@ -189,8 +194,13 @@ def update_type(value: Any) -> str | None:
     return "_".join(value.strip().lower().replace("-", " ").split())[:64]
 
 
-def _notice(entry: Any, doi: Any) -> Notice | None:
-    if not isinstance(entry, dict) or not isinstance(doi, str) or not doi.strip():
+def _notice(entry: Any, doi: Any = None) -> Notice | None:
+    """A notice from an ``updated-by`` or ``update-to`` entry; ``doi`` is the notice's own
+    DOI when the entry names the work it updates instead (a filter answer's items)."""
+    if not isinstance(entry, dict):
+        return None
+    doi = entry.get("DOI") if doi is None else doi
+    if not isinstance(doi, str) or not doi.strip():
         return None
     kind = update_type(entry.get("type"))
     if kind is None:
@@ -218,10 +228,13 @@ def notices_updating(doi: str, items: Iterable[Mapping[str, Any]]) -> list[Notic
     """The notices in a ``filter=updates:{doi}`` work list whose ``update-to`` names the DOI."""
     found = []
     for item in items:
-        for entry in item.get("update-to") or []:
+        notice_doi = item.get("DOI")
+        if not isinstance(notice_doi, str):
+            continue
+        for entry in _list(item.get("update-to")):
             target = entry.get("DOI") if isinstance(entry, dict) else None
             if isinstance(target, str) and target.strip().lower() == doi:
-                found.append(_notice(entry, item.get("DOI")))
+                found.append(_notice(entry, notice_doi))
     return [n for n in found if n is not None]
 
 
@@ -229,20 +242,9 @@ def read_work(
     message: Mapping[str, Any], *, also_updated_by: Iterable[Notice] = ()
 ) -> CrossrefWork:
     """The ``crossref`` block from a work's ``message`` and the cross-checked notices."""
-    raw_authors = message.get("author")
-    names = [_author(a) for a in raw_authors] if isinstance(raw_authors, list) else []
-    authors = [name for name in names if name]
-    updated_by = [
-        _notice(entry, entry.get("DOI")) if isinstance(entry, dict) else None
-        for entry in message.get("updated-by") or []
-    ]
-    update_to_raw = message.get("update-to")
-    update_to = None
-    if isinstance(update_to_raw, list) and update_to_raw:
-        update_to = _merged(
-            _notice(entry, entry.get("DOI")) if isinstance(entry, dict) else None
-            for entry in update_to_raw
-        )
+    authors = [name for name in map(_author, _list(message.get("author"))) if name]
+    updated_by = [_notice(entry) for entry in _list(message.get("updated-by"))]
+    update_to = _merged(_notice(entry) for entry in _list(message.get("update-to")))
     return CrossrefWork(
         title=_text(message.get("title")),
         authors=tuple(authors[:MAX_AUTHORS]),

@@ -55,6 +55,9 @@ class CrossrefServer:
         self.seen: list[Seen] = []
         self.in_flight = 0
         self.most_in_flight = 0
+        # A request a test gave up on may still be answering after the next test began:
+        # only requests of the current generation are counted.
+        self.generation = 0
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -77,8 +80,10 @@ class CrossrefServer:
         self.delay = 0.0
         self.refusal = None
         self.limit, self.interval = "50", "1s"
-        self.seen.clear()
-        self.in_flight = self.most_in_flight = 0
+        with self._lock:
+            self.seen.clear()
+            self.in_flight = self.most_in_flight = 0
+            self.generation += 1
 
     def add(self, *messages: dict[str, Any]) -> None:
         for message in messages:
@@ -155,6 +160,7 @@ class CrossrefServer:
                     started=time.monotonic(),
                 )
                 with server._lock:
+                    generation = server.generation
                     server.seen.append(seen)
                     server.in_flight += 1
                     server.most_in_flight = max(server.most_in_flight, server.in_flight)
@@ -182,7 +188,8 @@ class CrossrefServer:
                     pass  # the client gave up waiting, as the timeout test wants
                 finally:
                     with server._lock:
-                        server.in_flight -= 1
+                        if generation == server.generation:
+                            server.in_flight -= 1
                         seen.ended = time.monotonic()
 
             def log_message(self, format, *args) -> None:

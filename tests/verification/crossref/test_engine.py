@@ -300,3 +300,9 @@ def test_the_pace_state_survives_its_stored_form():
     )
     assert PaceState.from_json(json.loads(json.dumps(state.to_json()))) == state
     assert PaceState.from_json(None) == PaceState()
+
+
+def test_fields_of_the_wrong_kind_in_a_notice_list_are_skipped():
+    item = {"DOI": "10.5555/notice", "update-to": 5}
+    assert notices_updating(works.CLEAN, [item, {"update-to": [{"DOI": works.CLEAN}]}]) == []
+    assert read_work({"updated-by": 7, "author": 3, "update-to": "x"}).updates == ()

@@ -99,6 +99,6 @@ def test_two_processes_make_one_request_at_a_time_from_one_trial_budget(crossref
         blocks += json.loads(out)
     statuses = sorted((b["status"], b["reason"]) for b in blocks)
     # Six trial lookups a minute across both processes, not six each.
-    assert statuses == [("found", None)] * 6 + [("skipped", "rate_limited")] * 4
-    assert crossref.most_in_flight == 1
+    assert statuses == [("found", None)] * 6 + [("skipped", "rate_limited")] * 4, blocks
+    assert crossref.most_in_flight == 1, [(s.path, s.started, s.ended) for s in crossref.seen]
     assert len([s for s in crossref.seen if s.path.startswith("/works/")]) == 6
