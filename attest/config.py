@@ -132,3 +132,34 @@ def request_rate(env: environ.Env, name: str, default: str) -> str:
     if match is None or int(match.group(1)) < 1:
         raise ImproperlyConfigured(f"{name} must look like 600/m (count/unit), got {value!r}.")
     return value
+
+
+def optional_base_url(env: environ.Env, name: str, default: str) -> str:
+    """Read an http(s) base URL without query or fragment; an empty value turns it off."""
+    value = env.str(name, default=default).strip()
+    if not value:
+        return ""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} is not a URL: {value!r}.") from None
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ImproperlyConfigured(f"{name} must be an http(s) URL or empty, got {value!r}.")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ImproperlyConfigured(
+            f"{name} must be a base URL without query, fragment or credentials, got {value!r}."
+        )
+    return value.rstrip("/")
+
+
+# Strict enough to be safe inside a User-Agent comment: no spaces, parentheses or separators.
+_EMAIL = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
+
+
+def optional_email(env: environ.Env, name: str) -> str:
+    """Read an e-mail address such as ops@example.org, or nothing."""
+    value = env.str(name, default="").strip()
+    if value and not _EMAIL.fullmatch(value):
+        raise ImproperlyConfigured(f"{name} must be an e-mail address, got {value!r}.")
+    return value

@@ -18,6 +18,8 @@ from attest.config import (
     development_secret_key,
     host_port_list,
     ip_network_list,
+    optional_base_url,
+    optional_email,
     positive_number,
     request_rate,
     strict_bool,
@@ -157,7 +159,14 @@ SPECTACULAR_SETTINGS = {
 
 # Where the Ed25519 receipt keys live: a PEM file, a directory of PEM files, or inline PEM.
 ATTEST_SIGNING_KEYS = env.str("ATTEST_SIGNING_KEYS", default=str(VAR_DIR / "signing_keys"))
-ATTEST_CROSSREF_URL = env.url("ATTEST_CROSSREF_URL", default="https://api.crossref.org").geturl()
+# Crossref's REST API for the DOIs of cited pages; empty turns DOI lookups off.
+ATTEST_CROSSREF_URL = optional_base_url(
+    env, "ATTEST_CROSSREF_URL", default="https://api.crossref.org"
+)
+# Sent in the User-Agent (mailto:) so Crossref serves us from its polite pool.
+ATTEST_CROSSREF_MAILTO = optional_email(env, "ATTEST_CROSSREF_MAILTO")
+# Seconds one Crossref request may take before the lookup is skipped (reason timeout).
+ATTEST_CROSSREF_TIMEOUT = positive_number(env, "ATTEST_CROSSREF_TIMEOUT", default=5.0)
 # host:port pairs that may be fetched although their address is private. Tests and demos only.
 ATTEST_FETCH_ALLOW = host_port_list(env, "ATTEST_FETCH_ALLOW")
 ATTEST_EDGE = strict_bool(env, "ATTEST_EDGE", default=False)

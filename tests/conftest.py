@@ -35,3 +35,13 @@ def _receipt_signing_keys(tmp_path_factory):
     ensure_key(str(directory), now=datetime.now(UTC))
     with override_settings(ATTEST_SIGNING_KEYS=str(directory)):
         yield directory
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_crossref_unless_asked():
+    """DOI lookups are off unless a test points them at its own Crossref server: no test
+    ever reaches the real api.crossref.org."""
+    from django.test import override_settings
+
+    with override_settings(ATTEST_CROSSREF_URL=""):
+        yield

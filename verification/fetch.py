@@ -423,3 +423,52 @@ def fetch(
             before_hop(target)
     result.elapsed_ms = (time.monotonic() - started) * 1000
     return result
+
+
+# --- APIs the operator configured (Crossref) ------------------------------------------
+#
+# Kept apart from ``fetch`` on purpose. The URL is the operator's setting
+# (ATTEST_CROSSREF_URL), never a caller's, so the public-address rule, which keeps
+# callers out of our network, does not apply: an operator may run a mirror on a
+# private address, and tests a server on loopback. Everything else holds: the host
+# is resolved once and the connection pinned to that address, one deadline bounds
+# every read, the decoded body is capped, proxies in the environment are ignored,
+# and no redirect is followed, so an answer cannot send us anywhere else.
+
+
+def fetch_api(
+    url: str, *, headers: dict[str, str], deadline_seconds: float, max_bytes: int
+) -> FetchResult:
+    """GET an operator-configured API URL once; the outcome says how it ended, never raises
+    for the network (``connection_failed`` for a bad URL or an unresolvable host too)."""
+    started = time.monotonic()
+    deadline = started + deadline_seconds
+    result = FetchResult(requested_url=url, final_url=url, outcome="ok")
+    try:
+        parsed = parse_url(url)
+        target = Target(parsed=parsed, addresses=resolve(parsed))
+    except (InvalidURL, HostNotFound) as exc:
+        result.outcome, result.detail = "connection_failed", str(exc)
+        return result
+    transport = PinnedTransport(target, deadline)
+    timeout = httpx.Timeout(deadline_seconds, connect=min(CONNECT_TIMEOUT, deadline_seconds))
+    try:
+        with (
+            httpx.Client(
+                transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
+            ) as client,
+            client.stream(
+                "GET", parsed.url, headers={**headers, "Accept-Encoding": ACCEPT_ENCODING}
+            ) as response,
+        ):
+            result.address = transport.backend.connected_to
+            result.http_status = response.status_code
+            result.headers = response.headers
+            result.body, result.outcome = _read_body(response, max_bytes)
+    except httpx.TimeoutException as exc:
+        result.outcome, result.detail = "timeout", str(exc)
+    except httpx.TransportError as exc:
+        result.http_status = transport.status or result.http_status
+        result.outcome, result.detail = "connection_failed", str(exc)
+    result.elapsed_ms = (time.monotonic() - started) * 1000
+    return result

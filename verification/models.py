@@ -46,3 +46,97 @@ class Verification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.route} {self.outcome} {self.host} ({self.request_id})"
+
+
+# --- Crossref ---------------------------------------------------------------------------
+
+
+class CrossrefAnswer(models.Model):
+    """Crossref's answer about one DOI, kept a day: the cache every server process shares.
+
+    Only answers are kept (``found`` with the work, ``not_found``); a skipped lookup is
+    asked again next time.
+    """
+
+    class Status(models.TextChoices):
+        FOUND = "found", "found"
+        NOT_FOUND = "not_found", "not found"
+
+    doi = models.CharField(max_length=300, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    work = models.JSONField(null=True, blank=True)  # the crossref block, when found
+    retracted = models.BooleanField(null=True, blank=True)  # for staff to filter on
+    fetched_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-fetched_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status="found", work__isnull=False, retracted__isnull=False)
+                | models.Q(status="not_found", work__isnull=True, retracted__isnull=True),
+                name="crossref_answer_work_iff_found",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(expires_at__gt=models.F("fetched_at")),
+                name="crossref_answer_expires_after_fetch",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.doi} {self.status}"
+
+
+class CrossrefLookup(models.Model):
+    """One time a DOI had to be asked of Crossref (a cached answer is no lookup)."""
+
+    class Status(models.TextChoices):
+        FOUND = "found", "found"
+        NOT_FOUND = "not_found", "not found"
+        SKIPPED = "skipped", "skipped"
+
+    class Reason(models.TextChoices):
+        RATE_LIMITED = "rate_limited", "rate limited"
+        BUSY = "busy", "busy"
+        TIMEOUT = "timeout", "timeout"
+        UNAVAILABLE = "unavailable", "unavailable"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    request_id = models.CharField(max_length=128, blank=True, db_index=True)
+    doi = models.CharField(max_length=300, db_index=True)
+    tier = models.CharField(max_length=16)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    reason = models.CharField(max_length=16, choices=Reason.choices, blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)  # Crossref's last
+    requests = models.PositiveSmallIntegerField(default=0)  # requests sent to Crossref
+    latency_ms = models.FloatField()  # waiting for our turn included
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "-created_at"], name="crossref_lookup_status")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status="skipped") & ~models.Q(reason="")
+                | ~models.Q(status="skipped") & models.Q(reason=""),
+                name="crossref_lookup_reason_iff_skipped",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.doi} {self.status} {self.reason}".rstrip()
+
+
+class CrossrefPace(models.Model):
+    """The one-at-a-time lease and the pacing state, where the cache is not shared.
+
+    With Redis as the cache both live there; with the embedded local-memory cache
+    (one per process) this row is what every process agrees on.
+    """
+
+    name = models.CharField(max_length=32, primary_key=True)
+    holder = models.CharField(max_length=64, blank=True)
+    lease_until = models.FloatField(default=0.0)  # seconds since the epoch
+    state = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return self.name

@@ -47,6 +47,7 @@ class Page:
     text: Normalised | None = None
     pdf: PdfText | None = None
     doi: str | None = None
+    doi_source: str | None = None  # "url" or "page": where the DOI was found
     injection_flags: list[str] = field(default_factory=list)
     evidence: dict[str, Any] = field(default_factory=dict)
     extract_ms: float = 0.0
@@ -119,6 +120,9 @@ def build_page(fetched: FetchResult, *, edge: bool) -> Page:
         retrieved_at=fetched.retrieved_at,
         evidence=fetched.evidence(),
     )
+    # The cited link alone may name the DOI (a doi.org link, a DOI in the path), whatever
+    # became of the fetch; the page's meta tags are read with its text below.
+    _set_doi(page, fetched)
     verdict = _OUTCOME_VERDICTS.get(fetched.outcome)
     if verdict is not None:
         if fetched.http_status is not None and fetched.outcome != "timeout":
@@ -147,21 +151,30 @@ def build_page(fetched: FetchResult, *, edge: bool) -> Page:
     return page
 
 
+def _set_doi(page: Page, fetched: FetchResult, meta: dict[str, list[str]] | None = None) -> None:
+    found = find_doi(
+        requested_url=fetched.requested_url,
+        redirects=[hop.url for hop in fetched.redirects],
+        final_url=fetched.final_url,
+        meta=meta,
+    )
+    page.doi, page.doi_source = (found.doi, found.source) if found else (None, None)
+
+
 def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> None:
     markup = decode_html(fetched.body, _charset(fetched))
     if as_html:
         read = html_text(markup)
         source, hidden, title = read.text, read.hidden_text, read.title or None
-        scripts, mount, noscript, meta, links = (
+        scripts, mount, noscript, meta = (
             read.scripts,
             read.mount_node,
             read.noscript_text,
             read.meta,
-            read.links,
         )
     else:
         source, hidden, title = markup, "", None
-        scripts, mount, noscript, meta, links = 0, False, "", {}, []
+        scripts, mount, noscript, meta = 0, False, "", {}
     page.text = normalise(source)
     page.title = title
     verdict = classify_html(
@@ -175,7 +188,7 @@ def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> Non
     )
     page.content_kind, page.signals = verdict.content_kind, verdict.signals
     page.injection_flags = injection_flags(source, hidden)
-    page.doi = find_doi(url=fetched.final_url, meta=meta, links=links)
+    _set_doi(page, fetched, meta=meta)
 
 
 def _read_pdf_page(page: Page, fetched: FetchResult) -> None:
@@ -191,7 +204,6 @@ def _read_pdf_page(page: Page, fetched: FetchResult) -> None:
     page.pdf = read
     page.text = normalise(read.text)
     page.injection_flags = injection_flags(read.text)
-    page.doi = find_doi(url=fetched.final_url)
     signals = [f"status_{status}", "pdf"]
     if read.truncated:
         signals.append("pdf_truncated")

@@ -7,7 +7,7 @@ import pytest
 from tests.verification.conftest import page
 from tests.verification.pdfs import text_pdf
 from verification.engine.classify import ADVICE, CONTENT_KINDS, classify_html
-from verification.engine.doi import find_doi
+from verification.engine.doi import FoundDoi, clean_doi, find_doi
 from verification.engine.html_text import MAX_TITLE_CHARS, decode_html, html_text
 from verification.engine.injection import injection_flags
 from verification.engine.pdf_text import PdfUnreadable, pdf_text
@@ -51,11 +51,11 @@ def test_a_huge_title_is_cut_so_the_answer_stays_small():
 def test_a_doi_longer_than_any_real_one_is_not_reported():
     # It would be echoed and signed into every receipt; no registered DOI is this long.
     meta = {"citation_doi": ["10.1234/" + "a" * 100_000]}
-    assert find_doi(url="https://example.org/", meta=meta) is None
-    assert find_doi(url="https://doi.org/10.1234/" + "b" * 100_000) is None
-    assert find_doi(url="https://example.org/", meta={"citation_doi": ["10.1234/ok"]}) == (
-        "10.1234/ok"
-    )
+    assert find_doi(requested_url="https://example.org/", meta=meta) is None
+    assert find_doi(requested_url="https://doi.org/10.1234/" + "b" * 100_000) is None
+    assert find_doi(
+        requested_url="https://example.org/", meta={"citation_doi": ["10.1234/ok"]}
+    ) == FoundDoi("10.1234/ok", "page")
 
 
 def test_nul_characters_in_text_are_dropped_as_a_browser_drops_them():
@@ -261,31 +261,83 @@ def test_ordinary_text_is_not_flagged():
 # --- DOI -------------------------------------------------------------------
 
 
-def test_doi_comes_from_meta_tags_first():
+def test_a_cited_doi_org_link_gives_the_doi_from_the_url():
+    assert find_doi(requested_url="https://doi.org/10.1000/182") == FoundDoi("10.1000/182", "url")
+    assert find_doi(requested_url="http://dx.doi.org/10.1038/NATURE12373") == FoundDoi(
+        "10.1038/nature12373", "url"
+    )
+
+
+def test_the_doi_org_link_is_kept_after_its_redirect():
+    # doi.org sends the reader to the publisher; the cited link still names the DOI.
+    found = find_doi(
+        requested_url="https://doi.org/10.1000/abc",
+        redirects=["https://doi.org/10.1000/abc"],
+        final_url="https://publisher.example/article/view/77",
+    )
+    assert found == FoundDoi("10.1000/abc", "url")
+
+
+def test_a_short_link_through_doi_org_counts_as_a_doi_org_link():
+    found = find_doi(
+        requested_url="https://short.example/x1",
+        redirects=["https://short.example/x1", "https://doi.org/10.1000/via.short"],
+        final_url="https://publisher.example/a",
+    )
+    assert found == FoundDoi("10.1000/via.short", "url")
+
+
+def test_a_doi_org_link_wins_over_the_page_meta_tag():
+    found = find_doi(
+        requested_url="https://doi.org/10.1000/cited",
+        final_url="https://publisher.example/a",
+        meta={"citation_doi": ["10.1000/version.of.record"]},
+    )
+    assert found == FoundDoi("10.1000/cited", "url")
+
+
+def test_the_meta_tag_wins_over_a_doi_in_the_url_path():
+    found = find_doi(
+        requested_url="https://journals.example/doi/10.1371/journal.pone.0001.full",
+        meta={"citation_doi": ["doi:10.1371/journal.pone.0001"]},
+    )
+    assert found == FoundDoi("10.1371/journal.pone.0001", "page")
+
+
+def test_doi_comes_from_meta_tags_in_their_order():
     meta = {"citation_doi": ["doi:10.1038/NATURE12373"], "dc.identifier": ["10.9/other"]}
-    assert find_doi(url="https://x.org/a", meta=meta) == "10.1038/nature12373"
-    assert (
-        find_doi(url="https://x.org/a", meta={"prism.doi": ["10.5555/12345678"]})
-        == "10.5555/12345678"
+    assert find_doi(requested_url="https://x.org/a", meta=meta) == FoundDoi(
+        "10.1038/nature12373", "page"
     )
-    assert (
-        find_doi(url="https://x.org/a", meta={"dc.identifier": ["https://doi.org/10.1000/ab."]})
-        == "10.1000/ab"
-    )
+    assert find_doi(
+        requested_url="https://x.org/a", meta={"prism.doi": ["10.5555/12345678"]}
+    ) == FoundDoi("10.5555/12345678", "page")
+    assert find_doi(
+        requested_url="https://x.org/a", meta={"dc.identifier": ["https://doi.org/10.1000/ab."]}
+    ) == FoundDoi("10.1000/ab", "page")
 
 
-def test_doi_comes_from_the_url_path():
-    assert find_doi(url="https://journals.example/doi/10.1371/journal.pone.0001.full") == (
-        "10.1371/journal.pone.0001.full"
-    )
-    assert find_doi(url="https://doi.org/10.1000/182") == "10.1000/182"
+def test_doi_comes_from_the_url_path_last():
+    assert find_doi(
+        requested_url="https://journals.example/doi/10.1371/journal.pone.0001.full"
+    ) == FoundDoi("10.1371/journal.pone.0001.full", "url")
+    # The cited URL's path first, then where it ended.
+    assert find_doi(
+        requested_url="https://x.org/go?id=1",
+        final_url="https://journals.example/doi/10.1000/landed/",
+    ) == FoundDoi("10.1000/landed", "url")
 
 
-def test_a_lone_doi_link_counts_but_a_reference_list_does_not():
-    assert find_doi(url="https://x.org/", links=["https://doi.org/10.1000/1"]) == "10.1000/1"
-    links = ["https://doi.org/10.1000/1", "https://dx.doi.org/10.1000/2"]
-    assert find_doi(url="https://x.org/", links=links) is None
-    assert find_doi(url="https://x.org/", links=["https://example.org/10.1000/1"]) is None
+def test_a_doi_org_link_in_the_page_body_is_not_the_page_doi():
+    # A blog post links the paper it discusses; that paper's DOI is not the post's.
+    assert find_doi(requested_url="https://blog.example/post", meta={}) is None
+
+
+def test_a_doi_with_dot_segments_is_refused():
+    # It would walk up the path of the Crossref request it is put into.
+    assert clean_doi("10.1234/../../admin") is None
+    assert clean_doi("10.1234/a//b") is None
+    assert clean_doi("10.1234/a/b") == "10.1234/a/b"
 
 
 # --- PDF -------------------------------------------------------------------

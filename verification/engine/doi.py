@@ -1,59 +1,97 @@
-"""Find the DOI a page is about: its meta tags, its URL, or a lone doi.org link."""
+"""Find the DOI a cited page is about: a doi.org link, its meta tags, or its URL path."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 # Crossref's recommended pattern for modern DOIs.
 _DOI = re.compile(r"\b(10\.\d{4,9}/[-._;()/:a-z0-9]+)", re.I)
-_DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
-META_KEYS = ("citation_doi", "prism.doi", "dc.identifier", "dcterms.identifier")
+DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
+META_KEYS = (
+    "citation_doi",
+    "bepress_citation_doi",
+    "prism.doi",
+    "dc.identifier",
+    "dcterms.identifier",
+)
 # Registered DOIs are far shorter; a longer one is a hostile page's, and it would be
 # echoed in the answer, signed into the receipt and sent to Crossref.
 MAX_DOI_CHARS = 300
 
+SOURCE_URL = "url"  # the cited link: a doi.org link it went through, or a DOI in its path
+SOURCE_PAGE = "page"  # the page's own meta tag
 
-def _clean(candidate: str) -> str | None:
+
+@dataclass(frozen=True)
+class FoundDoi:
+    doi: str  # lower-cased: DOIs are case-insensitive
+    source: str  # SOURCE_URL or SOURCE_PAGE
+
+
+def clean_doi(candidate: str) -> str | None:
+    """The DOI in a string (a bare DOI, ``doi:…``, a URL or path), lower-cased, or None."""
     found = _DOI.search(unquote(candidate))
     if not found:
         return None
-    # Trailing punctuation is almost always the sentence's, not the DOI's.
-    doi = found.group(1).rstrip(".,;:)").lower()
-    return doi if len(doi) <= MAX_DOI_CHARS else None
+    # Trailing punctuation is almost always the sentence's (or the URL's), not the DOI's.
+    doi = found.group(1).rstrip(".,;:)/").lower()
+    if len(doi) > MAX_DOI_CHARS:
+        return None
+    # No registered DOI has an empty, "." or ".." segment; one that did would walk up
+    # the path of the Crossref request it is put into.
+    if any(segment in {"", ".", ".."} for segment in doi.split("/")[1:]):
+        return None
+    return doi
+
+
+def _host(url: str) -> str | None:
+    try:
+        return urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+
+
+def _path(url: str) -> str:
+    try:
+        return urlsplit(url.strip()).path
+    except ValueError:
+        return ""
 
 
 def find_doi(
-    *, url: str, meta: Mapping[str, list[str]] | None = None, links: Iterable[str] = ()
-) -> str | None:
-    """The page's own DOI, lower-cased, or None.
+    *,
+    requested_url: str,
+    redirects: Iterable[str] = (),
+    final_url: str | None = None,
+    meta: Mapping[str, list[str]] | None = None,
+) -> FoundDoi | None:
+    """The DOI the cited page is about, in the order the citations seed gives, or None.
 
-    A reference list links many DOIs, so a doi.org link counts only when it is
-    the only DOI the page links to.
+    1. A doi.org link: the cited URL itself, or any URL its redirects went through
+       (a short link to doi.org, dx.doi.org to doi.org), or where they ended.
+    2. The page's own meta tag (``citation_doi`` and the like).
+    3. A DOI in the path of the cited URL, then of the final URL.
+
+    Links in the page's body never count: a blog post or a reference list links
+    other papers, and their DOIs are not the page's.
     """
+    chain = [requested_url, *redirects, *([final_url] if final_url else [])]
+    for url in chain:
+        if _host(url) in DOI_HOSTS:
+            doi = clean_doi(_path(url).lstrip("/"))
+            if doi:
+                return FoundDoi(doi, SOURCE_URL)
     for key in META_KEYS:
         for value in (meta or {}).get(key, []):
-            doi = _clean(value)
+            doi = clean_doi(value)
             if doi:
-                return doi
-    parts = urlsplit(url)
-    if parts.hostname not in _DOI_HOSTS:
-        doi = _clean(parts.path)
-        if doi:
-            return doi
-    else:
-        doi = _clean(parts.path.lstrip("/"))
-        if doi:
-            return doi
-    linked = set()
-    for href in links:
-        try:
-            host = urlsplit(href.strip()).hostname
-        except ValueError:
-            continue
-        if host in _DOI_HOSTS:
-            doi = _clean(urlsplit(href.strip()).path.lstrip("/"))
+                return FoundDoi(doi, SOURCE_PAGE)
+    for url in (requested_url, final_url):
+        if url:
+            doi = clean_doi(_path(url))
             if doi:
-                linked.add(doi)
-    return linked.pop() if len(linked) == 1 else None
+                return FoundDoi(doi, SOURCE_URL)
+    return None
