@@ -71,6 +71,9 @@ def priced_test_view(route: str):
                     "page": PAGES[outcome],
                     "seen_tier": request.tier,
                     "seen_payer": request.payment.payer if request.payment else None,
+                    # Which request's work produced this answer: a stored answer sent again
+                    # names the first request, work done again names the retry.
+                    "work_request_id": request.request_id,
                 }
             )
 
