@@ -7,9 +7,11 @@ payment the server refuses bought nothing and counts like an unpaid request.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from x402.http import PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER
 
@@ -20,6 +22,7 @@ from billing.core.payment_header import is_well_formed_payment
 from billing.trial import trial_bucket
 
 POLICY = "unpaid"
+JSON = "application/json"
 
 
 def _decision(ip: str, *, count: bool = True) -> RateDecision:
@@ -54,8 +57,9 @@ def limit_unpaid(request: Request, *, paid_exempt: bool) -> dict[str, str]:
     header = payment_header(request.headers) if paid_exempt else ""
     if header:
         decision = _decision(ip, count=False)
-        if not decision.allowed and not is_well_formed_payment(header):
-            raise _refused(decision)
+        # Looked at, not counted: the next unpaid request would be over once none remain.
+        if decision.remaining == 0 and not is_well_formed_payment(header):
+            raise _refused(replace(decision, used=decision.limit + 1))
         return {}
     decision = _decision(ip)
     if not decision.allowed:
@@ -81,7 +85,12 @@ def apply_unpaid_limit(view_class: Any, *, paid_exempt: bool = False) -> Any:
     original_finalize = view_class.finalize_response
 
     def initial(self, request, *args, **kwargs):
-        request.rate_limit_headers = limit_unpaid(request, paid_exempt=paid_exempt)
+        try:
+            request.rate_limit_headers = limit_unpaid(request, paid_exempt=paid_exempt)
+        except RateLimited:
+            # The refusal is the API's JSON error envelope, even on a view that renders HTML.
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSON
+            raise
         original_initial(self, request, *args, **kwargs)
 
     def finalize_response(self, request, response, *args, **kwargs):
