@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -40,7 +42,9 @@ PAGES = {
 
 
 class Body(serializers.Serializer):
-    outcome = serializers.ChoiceField(choices=[*UNCHARGED, *PAGES, "crash"], default="real")
+    # "hold": a real page result, after the work is held for a minute when the request's
+    # X-Request-ID starts with "hold-" (so a test can kill the worker mid-work).
+    outcome = serializers.ChoiceField(choices=[*UNCHARGED, *PAGES, "crash", "hold"], default="real")
     citations = serializers.IntegerField(default=1, min_value=1, max_value=10)
 
 
@@ -66,6 +70,10 @@ def priced_test_view(route: str):
                 raise UNCHARGED[outcome]()
             if outcome == "crash":
                 raise RuntimeError("the work broke")
+            if outcome == "hold":
+                if request.request_id.startswith("hold-"):
+                    time.sleep(60)
+                outcome = "real"
             return Response(
                 {
                     "page": PAGES[outcome],
