@@ -12,7 +12,8 @@ from x402.http import encode_payment_response_header
 from x402.mechanisms.evm.constants import ERR_NONCE_ALREADY_USED, ERR_SETTLEMENT_PENDING
 from x402.schemas import SettleResponse
 
-from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
+from attest.errors import AttestError
+from billing.exceptions import FacilitatorUnavailable, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_server
 from billing.models import PaidAnswer, PaymentClaim, Settlement
 from billing.pricing import priced_route
@@ -74,20 +75,21 @@ def settle_paid_call(*, call: PricedCall, rendered: RenderedAnswer) -> PaidAnswe
             claim, rendered, payment_response=encode_payment_response_header(payment.settled)
         )
     with transaction.atomic():
-        if not claim_begin_settling(claim):
-            raise refusal_error(
-                route=call.route,
-                reason="payment_already_used",
-                client_ip=call.client_ip,
-                request_id=call.request_id,
-                payer=claim.payer,
-                message="This request outlived its claim and a retry took the authorization "
-                "over; the retry is answered instead.",
-            )
-        answer = answer_store(claim, rendered)
+        began = claim_begin_settling(claim)
+        answer = answer_store(claim, rendered) if began else None
+    if answer is None:
+        raise refusal_error(
+            route=call.route,
+            reason="payment_already_used",
+            client_ip=call.client_ip,
+            request_id=call.request_id,
+            payer=claim.payer,
+            message="This request outlived its claim and a retry took the authorization "
+            "over; the retry is answered instead.",
+        )
     try:
         result = _settle(claim, payment.payload, payment.requirements, first=True)
-    except (PaymentRequiredError, FacilitatorUnavailable, SettlementPending) as exc:
+    except AttestError as exc:  # refused, unreachable, pending (or over the unpaid limit)
         paid_answer_withheld.send(
             sender=PaidAnswer,
             route=call.route.name,

@@ -79,6 +79,14 @@ def test_claim_of_a_worker_that_died_mid_work_is_freed_once_its_lease_ends(api, 
     assert LocalTransfer.objects.count() == 1
 
 
+def test_work_that_outlived_its_lease_is_not_settled(api, payer, offer):
+    response = post(api, outcome="overrun", payment=payer.pay(offer()))
+    decode_offer(response)
+    assert response.json()["error"]["details"]["reason"] == "payment_already_used"
+    assert not LocalTransfer.objects.exists()
+    assert not PaidAnswer.objects.exists()
+
+
 def test_worker_that_died_mid_settle_after_the_money_moved_is_reconciled(api, payer, offer):
     payment = payer.pay(offer())
     first = post(api, payment=payment, request_id="worker-that-died")

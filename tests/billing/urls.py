@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from attest import errors
 from billing.decorators import priced
+from billing.models import PaymentClaim
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.pricing import PRICED_ROUTES
 
@@ -44,7 +45,9 @@ PAGES = {
 class Body(serializers.Serializer):
     # "hold": a real page result, after the work is held for a minute when the request's
     # X-Request-ID starts with "hold-" (so a test can kill the worker mid-work).
-    outcome = serializers.ChoiceField(choices=[*UNCHARGED, *PAGES, "crash", "hold"], default="real")
+    outcome = serializers.ChoiceField(
+        choices=[*UNCHARGED, *PAGES, "crash", "hold", "overrun"], default="real"
+    )
     citations = serializers.IntegerField(default=1, min_value=1, max_value=10)
 
 
@@ -70,6 +73,12 @@ def priced_test_view(route: str):
                 raise UNCHARGED[outcome]()
             if outcome == "crash":
                 raise RuntimeError("the work broke")
+            if outcome == "overrun":
+                # As if this work outlived its lease and a retry freed the claim meanwhile.
+                PaymentClaim.objects.filter(pk=request.payment.claim.pk).update(
+                    state="released", outcome="abandoned_mid_work", lease_until=None
+                )
+                outcome = "real"
             if outcome == "hold":
                 if request.request_id.startswith("hold-"):
                     time.sleep(60)
