@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.http import HttpResponse
 from x402 import PaymentPayload, PaymentRequirements
 from x402.http import PAYMENT_SIGNATURE_HEADER
 
@@ -186,8 +187,18 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
                 **key,
             )
     except IntegrityError:
-        # A parallel request claimed the same authorization after our check above.
-        raise _already_used(refuse) from None
+        # A parallel request claimed the same authorization after our check above: answer
+        # as to any payment that holds a claim (the same request in flight waits).
+        live = live_claim(key)
+        if live is None or (live.state == State.CLAIMED and not in_flight(live)):
+            raise _already_used(refuse) from None
+        outcome = _retry(
+            call, live, payload=payload, requirements=matched, legacy=legacy, **digests
+        )
+        if not isinstance(outcome, HttpResponse):
+            raise _already_used(refuse) from None
+        call.replay = outcome
+        return
     logger.info("billing.claimed", extra={"route": route.name, "payer": authorization.payer})
     call.payment = VerifiedPayment(
         payload=payload, requirements=matched, claim=claim, legacy_header=legacy
