@@ -6,6 +6,9 @@ PORT ?= 8000
 HOST ?= 127.0.0.1
 WORKERS ?= 3
 PYTEST_ARGS ?=
+# A payment header may be 16 KiB (billing.core.payment_header); gunicorn's own limits
+# (4094-byte request line, 8190-byte header field) would answer it with a bare 400 first.
+GUNICORN_LIMITS := --limit-request-line 8190 --limit-request-field_size 20480
 
 .DEFAULT_GOAL := help
 .PHONY: help install run test lint format migrate superuser bench clean
@@ -37,7 +40,7 @@ migrate: install
 run: migrate
 	$(BIN)/python manage.py ensure_signing_key
 	$(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
-		--access-logfile - --forwarded-allow-ips ""
+		$(GUNICORN_LIMITS) --access-logfile - --forwarded-allow-ips ""
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -56,6 +57,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "attest.middleware.RequestIDMiddleware",
+    # Before anything that can answer, so every API answer (errors included) carries CORS.
+    "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -153,7 +156,35 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "billing.openapi.document_unpaid_limit",
+    ],
 }
+
+# --- CORS (django-cors-headers) -------------------------------------------
+# Any web page may call the API, never with cookies: payment travels in headers, so a
+# browser client can pay, and no ambient credential of a visitor can be used.
+CORS_URLS_REGEX = r"^/(v1/|\.well-known/|healthz$)"
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = (
+    "accept",
+    "authorization",
+    "content-type",
+    "payment-signature",
+    "x-payment",
+    "x-request-id",
+)
+CORS_EXPOSE_HEADERS = (
+    "PAYMENT-REQUIRED",
+    "PAYMENT-RESPONSE",
+    "X-PAYMENT-RESPONSE",
+    "Retry-After",
+    "X-Request-ID",
+    "RateLimit",
+    "RateLimit-Policy",
+)
 
 # --- Attest ---------------------------------------------------------------
 
@@ -190,6 +221,9 @@ X402_FACILITATOR_TIMEOUT = bounded_int(env, "X402_FACILITATOR_TIMEOUT", 20, mini
 ATTEST_TRIAL_CALLS_PER_DAY = bounded_int(
     env, "ATTEST_TRIAL_CALLS_PER_DAY", 5, minimum=0, maximum=1_000_000
 )
+# Unpaid requests per caller IP (checks before an offer, samples, receipt checks); paid ones
+# never count. django-ratelimit syntax; the count lives in the cache (Redis in production).
+ATTEST_UNPAID_RATE = request_rate(env, "ATTEST_UNPAID_RATE", default="300/m")
 # Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed; empty: the socket address.
 ATTEST_TRUSTED_PROXIES = ip_network_list(env, "ATTEST_TRUSTED_PROXIES")
 

@@ -40,7 +40,10 @@ def main() -> None:
     payer = x402ClientSync()
     payer.register("eip155:84532", ExactEvmClientScheme(Account.create()))
     count = 200
-    with override_settings(ROOT_URLCONF="tests.billing.urls", ATTEST_TRIAL_CALLS_PER_DAY=0):
+    quiet = {"ATTEST_UNPAID_RATE": "1000000/m"}  # the bench asks for far more than 300 offers
+    with override_settings(
+        ROOT_URLCONF="tests.billing.urls", ATTEST_TRIAL_CALLS_PER_DAY=0, **quiet
+    ):
         client = Client()
         path = "/v1/test/verify/quote"
         body = {"outcome": "real"}
@@ -66,9 +69,22 @@ def main() -> None:
             )
             assert response.status_code == 200, response.content
 
-        _timed("paid call: verify + claim + settle (local)", count, paid)
+        _timed("paid call: verify + claim + keep answer + settle", count, paid)
 
-    with override_settings(ROOT_URLCONF="tests.billing.urls", ATTEST_TRIAL_CALLS_PER_DAY=10**6):
+        def retry(index):
+            response = client.post(
+                path,
+                body,
+                content_type="application/json",
+                HTTP_PAYMENT_SIGNATURE=payments[index],
+            )
+            assert response.status_code == 200, response.content
+
+        _timed("paid retry: the kept answer again", count, retry)
+
+    with override_settings(
+        ROOT_URLCONF="tests.billing.urls", ATTEST_TRIAL_CALLS_PER_DAY=10**6, **quiet
+    ):
 
         def trial(_):
             response = client.post(path, body, content_type="application/json")

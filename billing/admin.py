@@ -8,6 +8,7 @@ from attest.admin import ReadOnlyAdmin
 from billing.models import (
     LocalTransfer,
     Offer,
+    PaidAnswer,
     PaymentClaim,
     Refusal,
     Settlement,
@@ -22,18 +23,32 @@ class LedgerAdmin(ReadOnlyAdmin):
 
 @admin.register(Offer)
 class OfferAdmin(LedgerAdmin):
-    list_display = ["created_at", "route", "reason", "amount", "network", "client_ip"]
+    list_display = ["minute", "route", "reason", "count", "amount", "network", "caller"]
     list_filter = ["route", "reason", "network"]
-    search_fields = ["client_ip", "request_id"]
-    date_hierarchy = "created_at"
+    search_fields = ["caller", "last_request_id"]
+    date_hierarchy = "minute"
 
 
 @admin.register(PaymentClaim)
 class PaymentClaimAdmin(LedgerAdmin):
-    list_display = ["created_at", "route", "payer", "amount", "state", "outcome"]
+    list_display = ["created_at", "route", "payer", "amount", "state", "lease_until", "outcome"]
     list_filter = ["route", "state", "outcome", "network"]
     search_fields = ["payer", "nonce", "request_id"]
     date_hierarchy = "created_at"
+    exclude = ["payment"]  # the signed authorization: needed to settle, not to read
+
+
+@admin.register(PaidAnswer)
+class PaidAnswerAdmin(LedgerAdmin):
+    list_display = ["created_at", "claim", "status_code", "content_type", "size"]
+    list_select_related = ["claim"]
+    raw_id_fields = ["claim"]
+    exclude = ["body"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="bytes")
+    def size(self, obj: PaidAnswer) -> int:
+        return len(obj.body)
 
 
 @admin.register(Settlement)
@@ -52,10 +67,10 @@ class SettlementAdmin(LedgerAdmin):
 
 @admin.register(Refusal)
 class RefusalAdmin(LedgerAdmin):
-    list_display = ["created_at", "route", "reason", "payer", "client_ip"]
+    list_display = ["minute", "route", "reason", "count", "payer", "caller"]
     list_filter = ["route", "reason"]
-    search_fields = ["payer", "client_ip", "request_id"]
-    date_hierarchy = "created_at"
+    search_fields = ["payer", "caller", "last_request_id"]
+    date_hierarchy = "minute"
 
 
 @admin.register(TrialUse)

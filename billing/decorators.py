@@ -17,8 +17,11 @@ Usage::
             return Response(body)              # charged; set response.charged = False if not
 
 An ``AttestError`` raised by ``precheck`` or the handler is never charged and frees the
-payment or the trial call; a normal 2xx answer is charged: it is settled before it leaves,
-and gains ``tier``, ``rail`` and ``network`` plus the ``PAYMENT-RESPONSE`` header.
+payment or the trial call. A normal 2xx answer is charged: a trial answer gains ``tier``
+and ``trial_calls_left``; a paid one gains ``tier``, ``rail`` and ``network``, is rendered
+and kept, settled before it leaves, and carries ``PAYMENT-RESPONSE``. The same request sent
+again with the same payment gets those same bytes without a second charge. A request
+without a payment header counts against the caller's unpaid limit (class form only).
 """
 
 from __future__ import annotations
@@ -28,15 +31,24 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from django.http import HttpResponseBase
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from attest.errors import AttestError
 from billing import charging
 from billing.client_ip import client_ip
-from billing.exceptions import EXPOSED_HEADERS
 from billing.pricing import priced_route
-from billing.services import admit_call, release_call, settle_call
+from billing.services import (
+    RenderedAnswer,
+    admit_call,
+    answer_response,
+    record_trial_use,
+    release_call,
+    request_digest,
+    settle_paid_call,
+)
+from billing.unpaid import apply_unpaid_limit
 
 _HANDLERS = ("get", "post", "put", "patch", "delete")
 
@@ -45,7 +57,9 @@ def _priced_handler(route_name: str, handler: Callable[..., Response]) -> Callab
     route = priced_route(route_name)
 
     @functools.wraps(handler)
-    def priced_handler(view: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def priced_handler(
+        view: Any, request: Request, *args: Any, **kwargs: Any
+    ) -> Response | HttpResponseBase:
         precheck = getattr(view, "precheck", None)
         request.prechecked = precheck(request, *args, **kwargs) if precheck else None
         size = view.trial_size(request) if hasattr(view, "trial_size") else 1
@@ -54,8 +68,16 @@ def _priced_handler(route_name: str, handler: Callable[..., Response]) -> Callab
             headers=request.headers,
             client_ip=client_ip(request),
             request_id=getattr(request, "request_id", ""),
+            request_digest=request_digest(
+                method=request.method,
+                route=route.name,
+                data=request.data,
+                query=request.query_params,
+            ),
             trial_size=size,
         )
+        if call.replay is not None:
+            return call.replay  # already paid for and answered: the same bytes again
         request.tier = call.tier
         request.payment = call.payment
         try:
@@ -72,13 +94,17 @@ def _priced_handler(route_name: str, handler: Callable[..., Response]) -> Callab
         if not charged:
             release_call(call=call, outcome=f"uncharged_{response.status_code}")
             return response
-        # Any failure here raises before the body leaves: the answer is held until settled.
-        headers = settle_call(call=call)
         if isinstance(response.data, dict):
             response.data = {**response.data, **call.response_fields}
-        for name, value in headers.items():
-            response[name] = value
-        return response
+        if call.payment is None:
+            record_trial_use(call=call)
+            return response
+        # Render now: the bytes are kept before settlement so a retry gets exactly them.
+        response = view.finalize_response(request, response, *args, **kwargs)
+        response.render()
+        # Any failure here raises before the body leaves: the answer is held until settled.
+        answer = settle_paid_call(call=call, rendered=RenderedAnswer.from_response(response))
+        return answer_response(answer, legacy_header=call.payment.legacy_header)
 
     priced_handler.priced_route = route  # type: ignore[attr-defined]
     return priced_handler
@@ -95,14 +121,7 @@ def priced(route_name: str) -> Callable[[Any], Any]:
             handler = target.__dict__.get(name)
             if handler is not None:
                 setattr(target, name, _priced_handler(route_name, handler))
-        original_finalize = target.finalize_response
-
-        def finalize_response(self, request, response, *args, **kwargs):
-            response = original_finalize(self, request, response, *args, **kwargs)
-            response.setdefault("Access-Control-Expose-Headers", EXPOSED_HEADERS)
-            return response
-
-        target.finalize_response = finalize_response
+        apply_unpaid_limit(target, paid_exempt=True)
         target.priced_route = priced_route(route_name)
         return target
 

@@ -6,11 +6,6 @@ from typing import Any
 
 from attest.errors import AttestError
 
-# Browsers may read these from a cross-origin answer, so a web client can pay.
-EXPOSED_HEADERS = (
-    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-ID, Retry-After"
-)
-
 
 class PaymentRequiredError(AttestError):
     """402 with the x402 offer in the header and the body."""
@@ -41,7 +36,7 @@ class PaymentRequiredError(AttestError):
         super().__init__(
             message,
             details=details,
-            headers={"PAYMENT-REQUIRED": header, "Access-Control-Expose-Headers": EXPOSED_HEADERS},
+            headers={"PAYMENT-REQUIRED": header},
         )
 
 
@@ -57,7 +52,6 @@ class FacilitatorUnavailable(AttestError):
 
     def __init__(self, message: str | None = None, **kwargs: Any):
         kwargs.setdefault("retry_after", 10)
-        kwargs.setdefault("headers", {"Access-Control-Expose-Headers": EXPOSED_HEADERS})
         super().__init__(message, **kwargs)
 
 
@@ -73,5 +67,4 @@ class SettlementPending(AttestError):
 
     def __init__(self, message: str | None = None, **kwargs: Any):
         kwargs.setdefault("retry_after", 30)
-        kwargs.setdefault("headers", {"Access-Control-Expose-Headers": EXPOSED_HEADERS})
         super().__init__(message, **kwargs)

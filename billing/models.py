@@ -7,28 +7,46 @@ from django.db.models import Q
 
 
 class Offer(models.Model):
-    """One 402 answer: what was asked for and why."""
+    """402 offers made in one minute to one caller for one route and reason, counted.
 
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    Unpaid requests are free for anyone to send, so each writes no row of its own: the
+    first offer of a minute creates the row and the rest add to ``count``.
+    """
+
+    minute = models.DateTimeField(db_index=True)
     route = models.CharField(max_length=64)
     reason = models.CharField(max_length=96)
+    # The caller's trial bucket: an IPv4 address or an IPv6 /64 network; "" if unknown.
+    caller = models.CharField(max_length=45, blank=True)
+    count = models.PositiveIntegerField(default=1)
     network = models.CharField(max_length=64)
     asset = models.CharField(max_length=66)
     amount = models.CharField(max_length=40)
     pay_to = models.CharField(max_length=66)
-    client_ip = models.GenericIPAddressField(null=True, blank=True)
-    request_id = models.CharField(max_length=128, blank=True)
+    last_request_id = models.CharField(max_length=128, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-minute"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["minute", "route", "reason", "caller"],
+                name="billing_one_offer_row_per_minute",
+            ),
+        ]
         indexes = [models.Index(fields=["route", "reason"])]
 
     def __str__(self) -> str:
-        return f"{self.route} offer ({self.reason})"
+        return f"{self.route} offer ({self.reason}) x{self.count}"
 
 
 class PaymentClaim(models.Model):
-    """A verified authorization reserved for one request, so it can pay only once."""
+    """A verified authorization reserved for one request, so it can pay only once.
+
+    ``claimed`` and ``settling`` are held under a lease: a worker that dies mid-work or
+    mid-settle cannot keep the authorization past ``lease_until``. A retry then frees an
+    abandoned ``claimed`` claim (no money moved) or reconciles an abandoned ``settling``
+    one with the facilitator (money may have moved).
+    """
 
     class State(models.TextChoices):
         CLAIMED = "claimed", "claimed (work running)"
@@ -47,8 +65,16 @@ class PaymentClaim(models.Model):
     amount = models.CharField(max_length=40)
     valid_before = models.BigIntegerField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.CLAIMED)
+    # Until when the worker holding a claimed or settling claim is presumed alive.
+    lease_until = models.DateTimeField(null=True, blank=True)
     # Why the claim ended where it did: "charged", the uncharged error code, or the facilitator's.
     outcome = models.CharField(max_length=96, blank=True)
+    # SHA-256 of method, route and canonical body: a retry of the same request matches it.
+    request_digest = models.CharField(max_length=64, blank=True)
+    # SHA-256 of the signed authorization: the same payment sent again matches it.
+    payment_digest = models.CharField(max_length=64, blank=True)
+    # The verified payload and requirement, so a settlement can be retried without the caller.
+    payment = models.JSONField(default=dict, blank=True)
     client_ip = models.GenericIPAddressField(null=True, blank=True)
     request_id = models.CharField(max_length=128, blank=True)
 
@@ -61,11 +87,46 @@ class PaymentClaim(models.Model):
                 condition=~Q(state="released"),
                 name="billing_one_live_claim_per_authorization",
             ),
+            # Work and settlement in flight always have a lease that ends.
+            models.CheckConstraint(
+                condition=~Q(state__in=["claimed", "settling"]) | Q(lease_until__isnull=False),
+                name="billing_claim_in_flight_has_lease",
+            ),
         ]
-        indexes = [models.Index(fields=["route", "state"])]
+        indexes = [
+            models.Index(fields=["route", "state"]),
+            models.Index(fields=["state", "lease_until"], name="billing_claim_lease"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.route} claim by {self.payer} ({self.state})"
+
+
+class PaidAnswer(models.Model):
+    """The exact bytes of a charged answer, kept so a retry with the same payment gets them.
+
+    Written before settlement starts, so an answer whose settlement went through can always
+    be obtained again, even if the worker that produced it died mid-settle. Deleted when its
+    claim is released (the answer was withheld) and once the retry window has passed.
+    """
+
+    claim = models.OneToOneField(
+        PaymentClaim, on_delete=models.CASCADE, primary_key=True, related_name="answer"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    status_code = models.PositiveSmallIntegerField()
+    content_type = models.CharField(max_length=200)
+    body = models.BinaryField()
+    # Headers the view set on the answer (not the per-request ones such as X-Request-ID).
+    headers = models.JSONField(default=dict)
+    # The settlement result as sent in PAYMENT-RESPONSE, once settled.
+    payment_response = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"answer to claim {self.claim_id} ({len(self.body)} bytes)"
 
 
 class Settlement(models.Model):
@@ -91,22 +152,32 @@ class Settlement(models.Model):
 
 
 class Refusal(models.Model):
-    """A payment that was refused before any work: invalid, reused, expiring or mismatched."""
+    """Payments refused before any work in one minute, for one route, reason, payer and caller.
 
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    Counted like offers: a flood of bad payment headers adds to ``count`` instead of rows.
+    """
+
+    minute = models.DateTimeField(db_index=True)
     route = models.CharField(max_length=64)
     reason = models.CharField(max_length=200)
     payer = models.CharField(max_length=66, blank=True, db_index=True)
+    caller = models.CharField(max_length=45, blank=True)
+    count = models.PositiveIntegerField(default=1)
     network = models.CharField(max_length=64, blank=True)
-    client_ip = models.GenericIPAddressField(null=True, blank=True)
-    request_id = models.CharField(max_length=128, blank=True)
+    last_request_id = models.CharField(max_length=128, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-minute"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["minute", "route", "reason", "payer", "caller"],
+                name="billing_one_refusal_row_per_minute",
+            ),
+        ]
         indexes = [models.Index(fields=["route", "reason"])]
 
     def __str__(self) -> str:
-        return f"{self.route} refusal ({self.reason})"
+        return f"{self.route} refusal ({self.reason}) x{self.count}"
 
 
 class TrialBudget(models.Model):

@@ -35,8 +35,8 @@ def trial_bucket(client_ip: str) -> str:
     return str(address)
 
 
-def trial_reserve(*, client_ip: str, day: datetime.date) -> bool:
-    """Take one free call from today's budget, or say there is none left.
+def trial_reserve(*, client_ip: str, day: datetime.date) -> int | None:
+    """Take one free call from today's budget: the calls left after it, or None if none was.
 
     The call is taken before the work so parallel requests cannot overspend; a call whose
     outcome is not charged gives it back (``trial_refund``). The conditional UPDATE is
@@ -45,13 +45,14 @@ def trial_reserve(*, client_ip: str, day: datetime.date) -> bool:
     limit = settings.ATTEST_TRIAL_CALLS_PER_DAY
     client_ip = trial_bucket(client_ip)
     if limit <= 0 or not client_ip:
-        return False  # no budget, or no address to keep one for
+        return None  # no budget, or no address to keep one for
     with transaction.atomic():
         TrialBudget.objects.get_or_create(client_ip=client_ip, day=day)
-        taken = TrialBudget.objects.filter(client_ip=client_ip, day=day, used__lt=limit).update(
-            used=F("used") + 1
-        )
-    return taken == 1
+        budget = TrialBudget.objects.filter(client_ip=client_ip, day=day, used__lt=limit)
+        if not budget.update(used=F("used") + 1):
+            return None
+        used = TrialBudget.objects.get(client_ip=client_ip, day=day).used
+    return max(0, limit - used)
 
 
 def trial_refund(*, client_ip: str, day: datetime.date) -> None:

@@ -11,6 +11,7 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
 from attest.schema import error_response
+from billing.unpaid import unpaid_limited
 from receipts import selectors, services
 
 JWKS_MAX_AGE = 300  # short, so a rotated-in key reaches caches within minutes
@@ -75,6 +76,7 @@ class JwksView(APIView):
         return response
 
 
+@unpaid_limited
 class ReceiptVerifyView(APIView):
     class InputSerializer(serializers.Serializer):
         receipt = AnyStringField(

@@ -22,6 +22,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _generous_unpaid_limit(settings):
+    """Every test calls from 127.0.0.1: a limit generous enough that no test throttles the
+    next. Tests of the limit set their own rate (its counts are kept per rate)."""
+    settings.ATTEST_UNPAID_RATE = "1000000/m"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _receipt_signing_keys(tmp_path_factory):
     """Every test signs receipts with a throwaway key in a temp dir, never one under var/."""

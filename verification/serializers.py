@@ -153,7 +153,11 @@ class VerifyQuoteOutput(serializers.Serializer):
         help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
     )
     tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
-    rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')
+    rail = serializers.CharField(required=False, help_text='"x402" on paid calls only.')
     network = serializers.CharField(
-        required=False, help_text="CAIP-2 network of the payment rail, e.g. eip155:84532."
+        required=False,
+        help_text="Paid calls only: CAIP-2 network of the payment, e.g. eip155:84532.",
+    )
+    trial_calls_left = serializers.IntegerField(
+        required=False, help_text="Trial calls only: free calls this caller has left today."
     )

@@ -14,6 +14,7 @@ from attest.errors import InvalidRequest
 from attest.schema import error_response
 from billing.decorators import priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from billing.unpaid import unpaid_limited
 from verification import services
 from verification.serializers import VerifyQuoteInput, VerifyQuoteOutput
 
@@ -93,6 +94,7 @@ class VerifyQuoteView(APIView):
         return data
 
 
+@unpaid_limited
 class SamplePageView(APIView):
     """GET /v1/sample/page: our own demo page, which the free samples check."""
 
@@ -130,6 +132,7 @@ class SampleMissingPageView(SamplePageView):
         return super().get(request)
 
 
+@unpaid_limited
 class SampleQuoteView(APIView):
     """GET /v1/sample/quote: the real pipeline on the demo page, free."""
 

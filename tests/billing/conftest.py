@@ -57,9 +57,20 @@ def decode_offer(response) -> PaymentRequired:
 
 
 def post(
-    api, route: str = "verify/quote", outcome: str = "real", payment: str | None = None, **body
+    api,
+    route: str = "verify/quote",
+    outcome: str = "real",
+    payment: str | None = None,
+    *,
+    request_id: str | None = None,
+    origin: str | None = None,
+    **body,
 ):
     headers = {"HTTP_PAYMENT_SIGNATURE": payment} if payment else {}
+    if request_id:
+        headers["HTTP_X_REQUEST_ID"] = request_id
+    if origin:
+        headers["HTTP_ORIGIN"] = origin
     return api.post(f"/v1/test/{route}", {"outcome": outcome, **body}, format="json", **headers)
 
 

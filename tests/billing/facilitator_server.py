@@ -13,9 +13,25 @@ from x402.mechanisms.evm.exact import ExactEvmFacilitatorScheme
 
 from tests.billing.chain import MemoryChainSigner
 
+# How /settle misbehaves. "land" means the transfer goes through on the chain first.
+SETTLE_MODES = (
+    "ok",
+    "hang",  # never answers, nothing lands
+    "error_500",  # answers 500, nothing lands
+    "close",  # closes the connection without an answer, nothing lands
+    "land_then_hang",
+    "land_then_500",
+    "land_then_close",
+    "down_after_verify",  # stops listening once /verify has answered: settle is refused
+)
+
 
 class FacilitatorServer:
-    """The SDK's facilitator behind a real HTTP server; ``settle_delay`` makes settle slow."""
+    """The SDK's facilitator behind a real HTTP server on loopback.
+
+    ``settle_delay`` makes settle slow; ``settle_mode`` (one of SETTLE_MODES) makes it
+    fail the way real facilitators and networks do. ``release()`` ends a hang.
+    """
 
     def __init__(
         self,
@@ -25,7 +41,12 @@ class FacilitatorServer:
         settle_revert: str | None = None,
         verify_invalid_reason: str | None = None,
         settle_transaction: str | None = None,
+        settle_mode: str = "ok",
+        port: int = 0,
     ) -> None:
+        assert settle_mode in SETTLE_MODES, settle_mode
+        self.settle_mode = settle_mode
+        self._released = threading.Event()
         self.chain = MemoryChainSigner(network)
         self.facilitator = x402FacilitatorSync().register(
             [network], ExactEvmFacilitatorScheme(self.chain)
@@ -38,7 +59,7 @@ class FacilitatorServer:
         # A transaction ID /settle reports instead of the chain's own, e.g. a very long one.
         self.settle_transaction = settle_transaction
         self.calls: list[str] = []
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -51,6 +72,20 @@ class FacilitatorServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.release()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def release(self) -> None:
+        """Let every hanging settle call end (without an answer)."""
+        self._released.set()
+
+    @property
+    def landed(self) -> int:
+        """Transfers that went through on the chain."""
+        return len(self.chain._transfers)
+
+    def _stop_listening(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -61,9 +96,9 @@ class FacilitatorServer:
             def log_message(self, *args) -> None:
                 pass
 
-            def _send(self, body: dict) -> None:
+            def _send(self, body: dict, status: int = 200) -> None:
                 data = json.dumps(body).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -86,13 +121,26 @@ class FacilitatorServer:
                     return
                 if self.path == "/verify":
                     result = server.facilitator.verify(payload, requirements)
-                else:
-                    time.sleep(server.settle_delay)
-                    if server.settle_revert:
-                        server.chain.revert_next(server.settle_revert)
+                    if server.settle_mode == "down_after_verify":
+                        server._stop_listening()  # before answering: settle finds no one
+                    self._send(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+                    return
+                mode = server.settle_mode
+                time.sleep(server.settle_delay)
+                if server.settle_revert:
+                    server.chain.revert_next(server.settle_revert)
+                if mode == "ok" or mode.startswith("land_then_"):
                     result = server.facilitator.settle(payload, requirements)
                     if server.settle_transaction is not None:
                         result.transaction = server.settle_transaction
-                self._send(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+                if mode == "ok":
+                    self._send(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+                elif mode.endswith("hang"):
+                    server._released.wait(60)
+                    self.close_connection = True
+                elif mode.endswith("500"):
+                    self._send({"error": "internal error"}, status=500)
+                else:  # close: hang up without a word
+                    self.close_connection = True
 
         return Handler

@@ -86,7 +86,8 @@ def test_retry_after_a_pending_settlement_is_served_once_it_landed(api, payer, o
     with FacilitatorServer(NETWORK, settle_delay=2) as facilitator:
         settings.X402_FACILITATOR_URL = facilitator.url
         payment = payer.pay(offer())
-        assert post(api, payment=payment).json()["error"]["code"] == "settlement_pending"
+        first = post(api, payment=payment, request_id="first-call")
+        assert first.json()["error"]["code"] == "settlement_pending"
         # The slow settlement goes through on the facilitator after we stopped waiting.
         deadline = time.monotonic() + 10
         while not facilitator.chain._transfers and time.monotonic() < deadline:
@@ -95,15 +96,18 @@ def test_retry_after_a_pending_settlement_is_served_once_it_landed(api, payer, o
         facilitator.settle_delay = 0
         retry = post(api, payment=payment)
         assert retry.status_code == 200, retry.content
-        assert retry.json()["tier"] == "paid"
+        body = retry.json()
+        assert body["tier"] == "paid"
+        # The answer the first request's work produced, kept while settlement was unsure.
+        assert body["work_request_id"] == "first-call"
         assert decode_payment_response_header(retry["PAYMENT-RESPONSE"]).success
         assert len(facilitator.chain._transfers) == 1  # paid once, served once
         claim = PaymentClaim.objects.get()
         assert (claim.state, claim.outcome) == ("settled", "charged")
-        # And it cannot pay for a third call.
-        assert post(api, payment=payment).json()["error"]["details"]["reason"] == (
-            "payment_already_used"
-        )
+        # Asked again, the same request gets the same bytes; another request is refused.
+        assert post(api, payment=payment).content == retry.content
+        other = post(api, outcome="http_404", payment=payment)
+        assert other.json()["error"]["details"]["reason"] == "payment_already_used"
 
 
 def test_settlement_refused_by_the_chain_withholds_the_answer_and_frees_the_claim(

@@ -32,10 +32,10 @@ def test_valid_payment_is_served_and_settled(api, payer, offer):
     assert Settlement.objects.get().transaction == settled.transaction
 
 
-def test_same_payment_again_is_refused(api, payer, offer):
+def test_same_payment_for_another_call_is_refused(api, payer, offer):
     payment = payer.pay(offer())
     assert post(api, payment=payment).status_code == 200
-    again = post(api, payment=payment)
+    again = post(api, outcome="bot_wall", payment=payment)
     assert decode_offer(again)
     assert again.json()["error"]["details"]["reason"] == "payment_already_used"
     assert LocalTransfer.objects.count() == 1
@@ -61,7 +61,8 @@ def test_payment_with_wrong_terms_is_refused_with_a_reason(
     response = post(api, payment=payment)
     decode_offer(response)
     assert response.json()["error"]["details"]["reason"] == reason
-    assert Refusal.objects.get().payer == payer.address.lower()
+    refusal = Refusal.objects.get()
+    assert (refusal.payer, refusal.reason, refusal.count) == (payer.address.lower(), reason, 1)
     assert not PaymentClaim.objects.exists()
     assert not LocalTransfer.objects.exists()
 

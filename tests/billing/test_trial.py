@@ -17,13 +17,21 @@ def trial(settings):
     return settings
 
 
-def test_trial_call_is_served_free_and_marked_trial(api, trial):
+def test_trial_call_is_served_free_and_says_how_many_are_left(api, trial):
     response = post(api)
     assert response.status_code == 200
     body = response.json()
-    assert (body["tier"], body["rail"], body["seen_tier"]) == ("trial", "x402", "trial")
+    assert (body["tier"], body["seen_tier"], body["trial_calls_left"]) == ("trial", "trial", 1)
+    # A trial moves no money: it names no payment rail or network.
+    assert "rail" not in body and "network" not in body
     assert "PAYMENT-RESPONSE" not in response
     assert TrialUse.objects.get().route == "verify/quote"
+    assert post(api).json()["trial_calls_left"] == 0
+
+
+def test_an_uncharged_trial_call_does_not_lower_the_count_left(api, trial):
+    assert post(api, outcome="blocked").status_code == 403
+    assert post(api).json()["trial_calls_left"] == 1
 
 
 def test_trial_is_refused_past_its_size(api, trial):
@@ -119,7 +127,7 @@ def test_caller_without_an_ip_address_gets_the_offer_not_a_server_error(api, tri
     # No address means no budget was ever on offer, not that one ran out.
     assert response.json()["error"]["details"]["reason"] == "payment_required"
     assert not TrialBudget.objects.exists()
-    assert Offer.objects.get().client_ip is None
+    assert Offer.objects.get().caller == ""
 
 
 def test_caller_without_an_ip_address_can_still_pay(api, payer, offer):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -11,6 +13,7 @@ from rest_framework.views import APIView
 
 from attest import errors
 from billing.decorators import priced
+from billing.models import PaymentClaim
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.pricing import PRICED_ROUTES
 
@@ -40,7 +43,11 @@ PAGES = {
 
 
 class Body(serializers.Serializer):
-    outcome = serializers.ChoiceField(choices=[*UNCHARGED, *PAGES, "crash"], default="real")
+    # "hold": a real page result, after the work is held for a minute when the request's
+    # X-Request-ID starts with "hold-" (so a test can kill the worker mid-work).
+    outcome = serializers.ChoiceField(
+        choices=[*UNCHARGED, *PAGES, "crash", "hold", "overrun"], default="real"
+    )
     citations = serializers.IntegerField(default=1, min_value=1, max_value=10)
 
 
@@ -66,11 +73,24 @@ def priced_test_view(route: str):
                 raise UNCHARGED[outcome]()
             if outcome == "crash":
                 raise RuntimeError("the work broke")
+            if outcome == "overrun":
+                # As if this work outlived its lease and a retry freed the claim meanwhile.
+                PaymentClaim.objects.filter(pk=request.payment.claim.pk).update(
+                    state="released", outcome="abandoned_mid_work", lease_until=None
+                )
+                outcome = "real"
+            if outcome == "hold":
+                if request.request_id.startswith("hold-"):
+                    time.sleep(60)
+                outcome = "real"
             return Response(
                 {
                     "page": PAGES[outcome],
                     "seen_tier": request.tier,
                     "seen_payer": request.payment.payer if request.payment else None,
+                    # Which request's work produced this answer: a stored answer sent again
+                    # names the first request, work done again names the retry.
+                    "work_request_id": request.request_id,
                 }
             )
 

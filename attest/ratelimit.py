@@ -1,0 +1,75 @@
+"""One shared fixed-window limiter: a key, a rate, and the wait and headers it comes to.
+
+Counts live in the Django cache through django-ratelimit (Redis in production, so every
+server process shares them); each key's window is staggered so they do not all reset on
+the same second. Headers follow the IETF RateLimit draft: ``RateLimit-Policy`` names the
+quota and its window, ``RateLimit`` what is left and when it resets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django_ratelimit.core import get_usage
+
+_RATE = re.compile(r"([0-9]+)/([0-9]*)([smhd])")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """``300/m`` as (300, 60) and ``10/5s`` as (10, 5); ValueError for anything else."""
+    match = _RATE.fullmatch(rate)
+    if match is None:
+        raise ValueError(f"not a rate such as 300/m: {rate!r}")
+    count, multiple, unit = match.groups()
+    return int(count), int(multiple or 1) * _SECONDS[unit]
+
+
+@dataclass(frozen=True)
+class RateDecision:
+    """What one request under a limit comes to."""
+
+    policy: str  # the quota's name in the headers, e.g. "unpaid"
+    limit: int
+    window: int  # seconds
+    used: int
+    reset: int  # seconds until the current window ends
+
+    @property
+    def allowed(self) -> bool:
+        return self.used <= self.limit
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.used)
+
+    @property
+    def wait(self) -> int:
+        """Seconds to wait before the next request can pass: 0 while allowed."""
+        return 0 if self.allowed else max(1, self.reset)
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Policy": f'"{self.policy}";q={self.limit};w={self.window}',
+            "RateLimit": f'"{self.policy}";r={self.remaining};t={max(0, self.reset)}',
+        }
+
+
+def rate_limit(*, key: str, rate: str, policy: str, count: bool = True) -> RateDecision:
+    """Count one request under ``key`` at ``rate`` (``300/m``); ``count=False`` only looks.
+
+    A cache that cannot be reached refuses (the decision is not allowed, wait 1 s) rather
+    than letting unbounded work through.
+    """
+    limit, window = parse_rate(rate)
+    usage = get_usage(
+        None, group=f"attest:{policy}", key=lambda _group, _request: key, rate=rate, increment=count
+    )
+    if usage is None:  # RATELIMIT_ENABLE is off
+        return RateDecision(policy=policy, limit=limit, window=window, used=0, reset=window)
+    if usage["time_left"] < 0:  # the cache failed
+        return RateDecision(policy=policy, limit=limit, window=window, used=limit + 1, reset=1)
+    return RateDecision(
+        policy=policy, limit=limit, window=window, used=usage["count"], reset=usage["time_left"]
+    )

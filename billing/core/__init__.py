@@ -1,0 +1,1 @@
+"""Billing's pure core: values in, values out, no Django and no I/O."""

@@ -1,0 +1,56 @@
+"""What billing knows about one admitted call of a priced route."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.http import HttpResponse
+from x402 import PaymentPayload, PaymentRequirements
+from x402.schemas import SettleResponse
+
+from billing.models import PaymentClaim
+from billing.pricing import RAIL, PricedRoute
+
+TIER_TRIAL = "trial"
+TIER_PAID = "paid"
+
+
+@dataclass
+class VerifiedPayment:
+    """A payment that verified and is claimed for this request."""
+
+    payload: PaymentPayload
+    requirements: PaymentRequirements
+    claim: PaymentClaim
+    legacy_header: bool = False  # paid with v1's X-PAYMENT: answer X-PAYMENT-RESPONSE too
+    # Set when a claim from before answers were stored was reconciled as paid: the work
+    # runs again and its answer is not settled a second time.
+    settled: SettleResponse | None = None
+
+    @property
+    def payer(self) -> str:
+        return self.claim.payer
+
+
+@dataclass
+class PricedCall:
+    """One admitted call of a priced route: a trial, a claimed payment, or a replay."""
+
+    route: PricedRoute
+    tier: str
+    client_ip: str
+    request_id: str
+    day: datetime.date
+    payment: VerifiedPayment | None = None
+    trial_calls_left: int | None = None
+    # The stored answer to send as it is: this request was already paid for and answered.
+    replay: HttpResponse | None = None
+
+    @property
+    def response_fields(self) -> dict[str, object]:
+        """Fields a charged answer gains: a trial says what is left, a paid call its rail."""
+        if self.tier == TIER_TRIAL:
+            return {"tier": TIER_TRIAL, "trial_calls_left": self.trial_calls_left}
+        return {"tier": TIER_PAID, "rail": RAIL, "network": settings.X402_NETWORK}

@@ -1,0 +1,93 @@
+"""A payment claim's life: claimed and settling under a lease, then settled, pending or released."""
+
+from __future__ import annotations
+
+import datetime
+import math
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from billing.models import PaymentClaim
+from billing.pricing import PricedRoute
+
+State = PaymentClaim.State
+
+# Slack on top of the longest settle call, for the database writes around it.
+SETTLE_LEASE_MARGIN_SECONDS = 5
+
+
+def work_lease_end(route: PricedRoute) -> datetime.datetime:
+    """A worker running ``route`` is presumed dead once its declared work time has passed."""
+    return timezone.now() + datetime.timedelta(seconds=route.work_seconds)
+
+
+def settle_lease_end() -> datetime.datetime:
+    # The SDK asks again once when a settle answers "pending": one settle, two timeouts.
+    seconds = 2 * settings.X402_FACILITATOR_TIMEOUT + SETTLE_LEASE_MARGIN_SECONDS
+    return timezone.now() + datetime.timedelta(seconds=seconds)
+
+
+def live_claim(key: dict[str, str]) -> PaymentClaim | None:
+    """The claim holding this authorization, if any (released claims hold nothing)."""
+    return PaymentClaim.objects.filter(**key).exclude(state=State.RELEASED).first()
+
+
+def in_flight(claim: PaymentClaim) -> bool:
+    """Work or settlement is running for the claim in a worker whose lease has not ended."""
+    return (
+        claim.state in (State.CLAIMED, State.SETTLING)
+        and claim.lease_until is not None
+        and claim.lease_until > timezone.now()
+    )
+
+
+def lease_seconds_left(claim: PaymentClaim) -> int:
+    if claim.lease_until is None:
+        return 1
+    return max(1, math.ceil((claim.lease_until - timezone.now()).total_seconds()))
+
+
+def claim_release_abandoned(claim: PaymentClaim) -> bool:
+    """Free a claim whose worker died mid-work: no settlement was sent, so no money moved."""
+    now = timezone.now()
+    return bool(
+        PaymentClaim.objects.filter(pk=claim.pk, state=State.CLAIMED, lease_until__lte=now).update(
+            state=State.RELEASED, outcome="abandoned_mid_work", lease_until=None, updated_at=now
+        )
+    )
+
+
+def claim_begin_settling(claim: PaymentClaim) -> bool:
+    """Move this worker's claim from claimed to settling, under a settle lease.
+
+    False when the claim is no longer claimed: this worker outlived its lease and a retry
+    freed the authorization, so this worker must not settle it.
+    """
+    lease = settle_lease_end()
+    taken = PaymentClaim.objects.filter(pk=claim.pk, state=State.CLAIMED).update(
+        state=State.SETTLING, lease_until=lease, updated_at=timezone.now()
+    )
+    if taken:
+        claim.state, claim.lease_until = State.SETTLING, lease
+    return bool(taken)
+
+
+def claim_take_for_reconcile(claim: PaymentClaim) -> bool:
+    """Take a pending claim, or a settling one whose worker died, to settle it again."""
+    now, lease = timezone.now(), settle_lease_end()
+    taken = (
+        PaymentClaim.objects.filter(pk=claim.pk)
+        .filter(Q(state=State.PENDING) | Q(state=State.SETTLING, lease_until__lte=now))
+        .update(state=State.SETTLING, lease_until=lease, updated_at=now)
+    )
+    if taken:
+        claim.state, claim.lease_until = State.SETTLING, lease
+    return bool(taken)
+
+
+def claim_finish(claim: PaymentClaim, *, state: str, outcome: str) -> None:
+    """Leave flight: settled, pending (for a later retry or staff) or released."""
+    claim.state, claim.outcome, claim.lease_until = state, outcome[:96], None
+    claim.save(update_fields=["state", "outcome", "lease_until", "updated_at"])
