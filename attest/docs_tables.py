@@ -16,9 +16,9 @@ from x402.mechanisms.evm.exact import ExactEvmServerScheme
 
 from attest.errors import Blocked, InvalidRequest, NotOnEdge
 from billing.charging import CHARGING_RULES, response_is_charged
+from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES
-from billing.services import MAX_PAYMENT_HEADER_CHARS
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
