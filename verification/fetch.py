@@ -28,7 +28,13 @@ import httpx
 from django.conf import settings
 
 from attest.errors import Blocked, Unprocessable
-from verification.addresses import InvalidURL, ParsedURL, address_problem, parse_url
+from verification.addresses import (
+    REASON_WORDS,
+    InvalidURL,
+    ParsedURL,
+    address_problem,
+    parse_url,
+)
 
 USER_AGENT = "AttestBot/1.0 (+https://github.com/attest/attest; quote verification)"
 ROBOTS_TOKEN = "AttestBot"
@@ -50,6 +56,16 @@ class HostNotFound(Unprocessable):
 
 class BlockedAddress(Blocked):
     message = "That URL points at a private, loopback or otherwise non-public address."
+
+
+def blocked_address(host: str, reason: str) -> BlockedAddress:
+    """The refusal for a host that resolves to a non-public address, naming why but not where."""
+    # The address itself is never shown: echoing what a host resolved to would make
+    # every refusal a free probe of the deployment's own network.
+    return BlockedAddress(
+        f"{host} points at {REASON_WORDS[reason]}, which Attest never fetches.",
+        details={"host": host, "reason": reason},
+    )
 
 
 @dataclass(frozen=True)
@@ -132,9 +148,7 @@ def check_url(url: str) -> Target:
         for address in addresses:
             problem = address_problem(address)
             if problem is not None and (address, parsed.port) not in allowed:
-                raise BlockedAddress(
-                    details={"host": parsed.host, "address": address, "reason": problem}
-                )
+                raise blocked_address(parsed.host, problem)
     return Target(parsed=parsed, addresses=addresses)
 
 

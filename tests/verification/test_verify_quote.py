@@ -270,6 +270,19 @@ def test_a_private_address_is_403_blocked_and_never_contacted(api, pages, canary
     assert canary.seen == []
 
 
+def test_a_blocked_host_is_refused_in_words_without_the_address_it_resolved_to(api, canary):
+    # Echoing the resolved address would turn every refusal into a free DNS probe of
+    # the deployment's own network.
+    response = _post(api, url=f"http://localhost:{canary.port}/", quote="canary")
+    assert response.status_code == 403
+    error = response.json()["error"]
+    assert error["details"] == {"host": "localhost", "reason": "loopback"}
+    assert "loopback address" in error["message"]
+    assert "127.0.0.1" not in response.content.decode()
+    assert "::1" not in response.content.decode()
+    assert canary.seen == []
+
+
 def test_a_redirect_to_a_blocked_address_is_403_and_not_followed(api, pages, canary):
     pages.routes["/jump"] = redirect(f"http://0x7f.1:{canary.port}/")
     response = _post(api, url=pages.url("/jump"), quote="canary")
