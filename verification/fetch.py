@@ -27,7 +27,7 @@ import httpcore
 import httpx
 from django.conf import settings
 
-from attest.errors import Blocked, Unprocessable
+from attest.errors import AttestError, Blocked, Unprocessable
 from verification.addresses import (
     REASON_WORDS,
     InvalidURL,
@@ -47,11 +47,29 @@ CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
 CHUNK = 64 * 1024
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# A resolver that failed or timed out is asked again after this many seconds.
+DNS_RETRY_AFTER = 30
+# getaddrinfo's answers for a name that does not exist or has no address; every other
+# failure (EAI_AGAIN: a timeout or SERVFAIL, EAI_FAIL, EAI_SYSTEM, ...) may pass.
+_NO_SUCH_HOST = frozenset(
+    getattr(socket, name)
+    for name in ("EAI_NONAME", "EAI_NODATA", "EAI_ADDRFAMILY")
+    if hasattr(socket, name)
+)
 
 
 class HostNotFound(Unprocessable):
     code = "host_not_found"
     message = "The URL's host name does not resolve; check the spelling of the host."
+
+
+class DnsUnavailable(AttestError):
+    status_code = 503
+    code = "dns_unavailable"
+    message = (
+        "The host name could not be looked up just now (our resolver failed or timed out); "
+        "retry after the seconds in Retry-After. This call was not charged."
+    )
 
 
 class BlockedAddress(Blocked):
@@ -126,13 +144,25 @@ def _allowed_pairs() -> frozenset[tuple[str, int]]:
 
 
 def resolve(parsed: ParsedURL) -> tuple[str, ...]:
-    """All addresses of the host, in the resolver's order; HostNotFound if there are none."""
+    """All addresses of the host, in the resolver's order.
+
+    HostNotFound when the name does not exist or has no address; DnsUnavailable
+    (503, retried later) when the resolver itself failed or timed out, since the
+    name may well exist.
+    """
     if parsed.ip is not None:
         return (str(parsed.ip),)
     try:
         infos = socket.getaddrinfo(parsed.host, parsed.port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
+    except UnicodeError:
         raise HostNotFound(details={"host": parsed.host}) from None
+    except socket.gaierror as exc:
+        if exc.errno in _NO_SUCH_HOST:
+            raise HostNotFound(details={"host": parsed.host}) from None
+        raise DnsUnavailable(
+            details={"host": parsed.host, "reason": exc.strerror or "resolver failure"},
+            retry_after=DNS_RETRY_AFTER,
+        ) from None
     addresses = tuple(dict.fromkeys(info[4][0] for info in infos))
     if not addresses:
         raise HostNotFound(details={"host": parsed.host})
@@ -140,7 +170,8 @@ def resolve(parsed: ParsedURL) -> tuple[str, ...]:
 
 
 def check_url(url: str) -> Target:
-    """Parse, resolve and check a URL; raise InvalidURL, HostNotFound or BlockedAddress."""
+    """Parse, resolve and check a URL; raise InvalidURL, HostNotFound, DnsUnavailable or
+    BlockedAddress."""
     parsed = parse_url(url)
     addresses = resolve(parsed)
     allowed = _allowed_pairs()
@@ -430,7 +461,7 @@ def fetch(
         except InvalidURL as exc:
             result.outcome, result.detail = "connection_failed", f"bad redirect: {exc}"
             break
-        except (HostNotFound, BlockedAddress) as exc:
+        except (HostNotFound, DnsUnavailable, BlockedAddress) as exc:
             exc.details["redirected_from"] = result.redirects[-1].url
             raise
         if before_hop is not None:
