@@ -69,6 +69,17 @@ def test_deeply_nested_markup_does_not_exhaust_the_stack():
     depth = 1500  # past Python's recursion limit, within libxml2's 2,048
     read = html_text("<body>" + "<div>" * depth + "deep" + "</div>" * depth + "</body>")
     assert "deep" in read.text
+    assert not read.truncated
+
+
+@pytest.mark.parametrize(("depth", "cut"), [(2045, False), (2050, True), (20_000, True)])
+def test_markup_nested_past_the_parsers_limit_is_reported_as_cut(depth, cut):
+    # libxml2 stops reading at 2,048 open elements; the text after the deep block is then
+    # missing, which must be said rather than read as the whole page.
+    markup = "<body>" + "<div>" * depth + "deep" + "</div>" * depth + "<p>after the block</p>"
+    read = html_text(markup)
+    assert read.truncated is cut
+    assert ("after the block" in read.text) is not cut
 
 
 def test_meta_tags_links_scripts_and_mount_nodes_are_reported():

@@ -26,9 +26,17 @@ MOUNT_IDS = frozenset({"root", "app", "__next", "__nuxt", "___gatsby", "svelte",
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.I)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
-# huge_tree lifts libxml2's nesting limit of 256, past which it silently drops text
-# a browser still shows; the fetcher's byte cap bounds the document instead.
-_PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=False, no_network=True)
+# huge_tree lifts libxml2's default nesting limit of 256 to 2,048 (and its text-node cap).
+# Past 2,048 open elements libxml2 stops reading, so the rest of the page is lost; the
+# limit stays because without it a page of unclosed tags followed by stray end tags
+# costs time quadratic in its depth. A cut is reported (``truncated``), never hidden.
+_PARSER_OPTIONS = {"huge_tree": True, "remove_comments": False, "no_network": True}
+_RESOURCE_LIMIT = getattr(etree.ErrorTypes, "ERR_RESOURCE_LIMIT", None)
+
+
+def _stopped_early(log: etree._ListErrorLog) -> bool:
+    return any(error.type == _RESOURCE_LIMIT or "Excessive depth" in error.message for error in log)
+
 
 # The title is echoed in every answer; a hostile page must not make that answer huge.
 MAX_TITLE_CHARS = 1000
@@ -48,6 +56,7 @@ class HtmlText:
     scripts: int = 0
     mount_node: bool = False
     noscript_text: str = ""
+    truncated: bool = False  # the parser stopped at a limit: text after that point is missing
 
 
 UTF8 = webencodings.lookup("utf-8")
@@ -97,15 +106,20 @@ def _is_hidden(element: etree._Element) -> bool:
     return bool(_HIDDEN_STYLE.search(element.get("style") or ""))
 
 
-def parse_html(markup: str) -> etree._Element | None:
+def parse_html(markup: str) -> tuple[etree._Element | None, bool]:
+    """The document's root element (None if there is no document), and whether the
+    parser stopped at a limit before the end."""
     # A browser's tree builder ignores U+0000 in text; libxml2 would make it U+FFFD.
     markup = _XML_DECLARATION.sub("", markup, count=1).replace("\x00", "")
     if not markup.strip():
-        return None
+        return None, False
+    # A parser per page: its error log then belongs to this page alone.
+    parser = lxml.html.HTMLParser(**_PARSER_OPTIONS)
     try:
-        return lxml.html.document_fromstring(markup, parser=_PARSER)
+        root = lxml.html.document_fromstring(markup, parser=parser)
     except (etree.ParserError, ValueError):
-        return None
+        return None, False
+    return root, _stopped_early(parser.error_log)
 
 
 def html_text(markup: str) -> HtmlText:
@@ -114,12 +128,12 @@ def html_text(markup: str) -> HtmlText:
     The whole visible text is read, not a guess at the main article, so
     offsets into it are the same for anyone who reads the page this way.
     """
-    root = parse_html(markup)
+    root, truncated = parse_html(markup)
     if root is None:
         return HtmlText(text="")
     visible: list[str] = []
     hidden: list[str] = []
-    result = HtmlText(text="")
+    result = HtmlText(text="", truncated=truncated)
 
     title = root.find(".//title")
     if title is not None:
