@@ -122,6 +122,28 @@ def ip_network_list(
     return tuple(networks)
 
 
+def public_base_url(env: environ.Env, name: str, fallback: str) -> str:
+    """Read the service's own base URL (scheme, host, optional port), refusing anything else."""
+    value = env.str(name, default="").strip() or fallback
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in {"http", "https"}
+        or not parts.hostname
+        or parts.path not in {"", "/"}
+        or parts.query
+        or parts.fragment
+    ):
+        raise ImproperlyConfigured(
+            f"{name} must be a base URL such as https://attest.example, got {value!r}."
+        )
+    return value.rstrip("/")
+
+
 _RATE = re.compile(r"(\d+)/(\d*)([smhd])")
 
 

@@ -19,6 +19,7 @@ from attest.config import (
     host_port_list,
     ip_network_list,
     positive_number,
+    public_base_url,
     request_rate,
     strict_bool,
 )
@@ -167,7 +168,14 @@ ATTEST_FETCH_DEADLINE = positive_number(env, "ATTEST_FETCH_DEADLINE", default=20
 ATTEST_FETCH_MAX_BYTES = int(
     positive_number(env, "ATTEST_FETCH_MAX_BYTES", default=15 * 1024 * 1024)
 )
-ATTEST_PUBLIC_URL = env.str("ATTEST_PUBLIC_URL", default="http://127.0.0.1:8000")
+# The one base URL the service calls itself by: receipts' iss, offers' resource URLs and
+# the samples' page URLs. Unset, it is the address `make run` serves on (ATTEST_SERVE_URL,
+# which the Makefile sets from HOST and PORT).
+ATTEST_PUBLIC_URL = public_base_url(
+    env,
+    "ATTEST_PUBLIC_URL",
+    fallback=env.str("ATTEST_SERVE_URL", default="") or "http://127.0.0.1:8000",
+)
 
 # Requests per credential on the fact-ledger routes (django-ratelimit syntax).
 ATTEST_LEDGER_RATE = request_rate(env, "ATTEST_LEDGER_RATE", default="1200/m")
