@@ -208,10 +208,14 @@ LOGGING = {
     "formatters": {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s "
+            "%(client_request_id)s",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "text": {
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s %(client_request_id)s] "
+            "%(message)s"
+        },
     },
     "handlers": {
         "console": {
