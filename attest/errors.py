@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from django_ratelimit.exceptions import Ratelimited
 from rest_framework import exceptions as drf
@@ -89,6 +90,25 @@ class OverCapacity(AttestError):
     status_code = 503
     code = "over_capacity"
     message = "The service is at capacity; retry after the number of seconds in Retry-After."
+
+
+class Unavailable(AttestError):
+    status_code = 503
+    code = "unavailable"
+    message = "The service's database did not answer; retry after the seconds in Retry-After."
+
+
+# A database that refuses, drops or times out a connection (a restart, a failover, a full
+# disk) raises one of these; such an outage is temporary, so it is a 503 to retry, not a 500.
+DATABASE_OUTAGES = (OperationalError, InterfaceError)
+# Seconds a client should wait: a PostgreSQL restart or failover takes about this long.
+DATABASE_RETRY_AFTER = 5
+
+
+def database_unavailable(exc: BaseException) -> Unavailable:
+    """The 503 for a database outage, logged with its traceback and the request ID."""
+    logger.error("database unavailable: %s", exc, exc_info=exc)
+    return Unavailable(retry_after=DATABASE_RETRY_AFTER)
 
 
 class NotOnEdge(AttestError):
@@ -171,6 +191,8 @@ def too_large_body() -> tuple[str, str, dict]:
 def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: every error becomes the one envelope."""
     headers: dict[str, str] = {}
+    if isinstance(exc, DATABASE_OUTAGES):
+        exc = database_unavailable(exc)
     if isinstance(exc, AttestError):
         status_code, code, message, details = exc.status_code, exc.code, exc.message, exc.details
         headers.update(exc.headers)
