@@ -85,6 +85,26 @@ def positive_number(env: environ.Env, name: str, default: float) -> float:
     return value
 
 
+def secret_key(env: environ.Env, *, database_engine: str, var_dir: Path) -> str:
+    """SECRET_KEY from the environment; generated once under var/ only for embedded SQLite.
+
+    Every host of a PostgreSQL deployment must share one key: resolve cursors and
+    sessions signed on one host are checked on another. A key made up per host would
+    break them silently, so such a service refuses to start instead.
+    """
+    value = env.str("SECRET_KEY", default="")
+    if value:
+        return value
+    if database_engine != "django.db.backends.sqlite3":
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. On PostgreSQL every host must share one secret key "
+            "(cursors and sessions signed on one host are checked on another), so none is "
+            "generated: set SECRET_KEY to the same long random value on every host, e.g. "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+        )
+    return development_secret_key(var_dir)
+
+
 def development_secret_key(var_dir: Path) -> str:
     """Return the development SECRET_KEY kept under var/, creating it once."""
     path = var_dir / "secret_key"

@@ -15,12 +15,12 @@ from attest.config import (
     bounded_int,
     cache_config,
     database_config,
-    development_secret_key,
     host_port_list,
     ip_network_list,
     positive_number,
     public_base_url,
     request_rate,
+    secret_key,
     strict_bool,
 )
 
@@ -33,7 +33,6 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 VAR_DIR = Path(env.str("ATTEST_VAR_DIR", default=str(BASE_DIR / "var")))
 
 DEBUG = strict_bool(env, "DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="") or development_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
@@ -94,6 +93,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
     DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
 DATABASES["default"].setdefault("TEST", {})
+SECRET_KEY = secret_key(env, database_engine=DATABASES["default"]["ENGINE"], var_dir=VAR_DIR)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The largest request body accepted; a bigger one is 413 request_too_large.
@@ -226,7 +226,8 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
-        # The API's own handler logs server errors with context; avoid a second copy.
+        # Django logs every unhandled exception here with its traceback (the request ID
+        # comes from the filter); the API's handler logs the database outages it answers.
         "django.request": {"level": "ERROR", "propagate": True},
     },
 }

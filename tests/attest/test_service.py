@@ -109,7 +109,8 @@ def test_log_records_carry_request_id():
 
 
 def _start_django(extra_env: dict[str, str]) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CACHE_URL"))}
+    outside = ("DATABASE_URL", "CACHE_URL", "SECRET_KEY", "ATTEST_VAR_DIR")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(outside)}
     env.update(extra_env)
     env["DJANGO_SETTINGS_MODULE"] = "attest.settings"
     code = "import django; django.setup(); print('started')"
@@ -145,6 +146,27 @@ def test_malformed_debug_is_refused():
     result = _start_django({"DEBUG": "perhaps"})
     assert result.returncode != 0
     assert "DEBUG" in result.stderr or "ValueError" in result.stderr
+
+
+def test_a_postgresql_service_without_secret_key_refuses_to_start_and_says_why():
+    # A key generated per host would make cursors signed on one host fail on another.
+    result = _start_django({"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/attest"})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+    assert "every host must share one secret key" in result.stderr
+    started = _start_django(
+        {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/attest", "SECRET_KEY": "k" * 50}
+    )
+    assert started.returncode == 0, started.stderr
+
+
+def test_an_embedded_sqlite_service_generates_its_secret_key_once(tmp_path):
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "ATTEST_VAR_DIR": str(tmp_path)}
+    assert _start_django(env).returncode == 0
+    key = (tmp_path / "secret_key").read_text()
+    assert len(key) >= 50
+    assert _start_django(env).returncode == 0
+    assert (tmp_path / "secret_key").read_text() == key
 
 
 def test_valid_settings_start():
