@@ -14,13 +14,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from attest.errors import (
-    DATABASE_OUTAGES,
-    DATABASE_RETRY_AFTER,
-    Unavailable,
-    error_body,
-    too_large_body,
-)
+from attest.errors import OUTAGE_RETRY_AFTER, error_body, outage_of, too_large_body, unavailable
 
 
 def landing(request: HttpRequest):
@@ -46,7 +40,7 @@ def healthz(request: Request) -> Response:
         return Response(
             {"status": "database_unavailable"},
             status=503,
-            headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
+            headers={"Retry-After": str(OUTAGE_RETRY_AFTER)},
         )
     return Response({"status": "ok"})
 
@@ -59,9 +53,10 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonR
 def server_error(request: HttpRequest) -> JsonResponse:
     # Django calls this while handling the exception (and has logged it), so it is at hand.
     exc = sys.exc_info()[1]
-    if isinstance(exc, DATABASE_OUTAGES):
-        outage = Unavailable(retry_after=DATABASE_RETRY_AFTER)
-        response = JsonResponse(error_body(outage.code, outage.message), status=503)
+    dependency = outage_of(exc)
+    if dependency is not None:
+        outage = unavailable(exc, dependency)
+        response = JsonResponse(error_body(outage.code, outage.message, outage.details), status=503)
         response["Retry-After"] = str(outage.retry_after)
         return response
     body = error_body(
