@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -13,61 +10,30 @@ import httpx
 import pytest
 
 from citations.auth import new_token
+from tests.live_service import free_port, server_env, serving
 
-ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).with_name("gunicorn")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(params=["postgresql", "sqlite"])
 def outage(request, tmp_path):
     """gunicorn serving Attest on a database that refuses every connection."""
     if request.param == "postgresql":
-        database_url = f"postgres://postgres@127.0.0.1:{_free_port()}/attest"  # nothing listens
+        database_url = f"postgres://postgres@127.0.0.1:{free_port()}/attest"  # nothing listens
     else:
         database_url = f"sqlite:///{tmp_path / 'no-such-dir' / 'attest.sqlite3'}"
-    port = _free_port()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("DATABASE_URL", "CACHE_URL", "ATTEST_", "LOG_"))
-    }
-    env.update(
+    port = free_port()
+    env = server_env(
         DATABASE_URL=database_url,
         CACHE_URL="locmemcache://outage",
         SECRET_KEY="outage-test-" + "k" * 40,
         ATTEST_VAR_DIR=str(tmp_path),
         LOG_FORMAT="text",
     )
+    command = [str(GUNICORN), "attest.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"]
     log = tmp_path / "server.log"
-    with log.open("wb") as sink:
-        server = subprocess.Popen(
-            [str(GUNICORN), "attest.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
-            cwd=ROOT,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/healthz", timeout=5)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"gunicorn did not start: {log.read_text()}")
-                time.sleep(0.2)
+    with serving(command, port=port, env=env, log=log) as base:
         yield base, log
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def _is_unavailable(response: httpx.Response) -> None:

@@ -5,11 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import signal
-import socket
-import subprocess
-import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -17,14 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from environ import Env
 
 from attest.config import public_base_url
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.live_service import free_port, server_env, serving
 
 
 def _claims(receipt: str) -> dict:
@@ -35,13 +23,8 @@ def _claims(receipt: str) -> dict:
 @pytest.fixture
 def served_by_make_run(tmp_path):
     """`PORT=<port> make run` on a fresh SQLite file, as a new user starts it."""
-    port = _free_port()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("DATABASE_URL", "CACHE_URL", "ATTEST_", "SECRET_KEY"))
-    }
-    env.update(
+    port = free_port()
+    env = server_env(
         PORT=str(port),
         WORKERS="2",  # one answers the robots.txt request the other makes
         ATTEST_VAR_DIR=str(tmp_path),
@@ -50,29 +33,9 @@ def served_by_make_run(tmp_path):
         ATTEST_FETCH_ALLOW=f"127.0.0.1:{port}",
         ATTEST_TRIAL_CALLS_PER_DAY="0",
     )
-    server = subprocess.Popen(
-        ["make", "--no-print-directory", "run"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        else:
-            pytest.fail(f"make run did not serve: {server.stderr.read1().decode()}")
+    command = ["make", "--no-print-directory", "run"]
+    with serving(command, port=port, env=env, log=tmp_path / "make-run.log") as base:
         yield base
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
 
 
 def test_make_run_on_another_port_names_that_port_everywhere(served_by_make_run):
