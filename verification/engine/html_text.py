@@ -59,15 +59,15 @@ class HtmlText:
     truncated: bool = False  # the parser stopped at a limit: text after that point is missing
 
 
-UTF8 = webencodings.lookup("utf-8")
+_UTF8 = webencodings.lookup("utf-8")
 # The Standard decodes GBK with its GB18030 decoder; Python's gbk codec lacks GB18030's
 # four-byte sequences, which GBK-labelled pages use for characters outside GBK.
 _DECODED_AS = {"gbk": webencodings.lookup("gb18030")}
 # What a <meta> declaration may not mean (HTML's prescan, "get an encoding"): a tag read
 # as ASCII cannot be UTF-16, and x-user-defined is a script-only encoding.
 _META_MEANS = {
-    "utf-16be": UTF8,
-    "utf-16le": UTF8,
+    "utf-16be": _UTF8,
+    "utf-16le": _UTF8,
     "x-user-defined": webencodings.lookup("windows-1252"),
 }
 
@@ -92,7 +92,7 @@ def decode_html(body: bytes, header_charset: str | None = None) -> str:
         if encoding is not None:
             encoding = _META_MEANS.get(encoding.name, encoding)
     # A byte-order mark outranks every label.
-    text, _ = webencodings.decode(body, encoding or UTF8, errors="replace")
+    text, _ = webencodings.decode(body, encoding or _UTF8, errors="replace")
     return text
 
 
