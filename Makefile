@@ -39,7 +39,7 @@ migrate: install
 
 run: migrate
 	$(BIN)/python manage.py ensure_signing_key
-	$(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
+	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
 		$(GUNICORN_LIMITS) --access-logfile - --forwarded-allow-ips ""
 
 test: install

@@ -44,6 +44,11 @@ def cache_config(env: environ.Env, default: str) -> dict:
         # django-redis: a cache outage must surface as an error, not a silent miss,
         # because rate-limit buckets and capacity slots live here.
         config["BACKEND"] = "django_redis.cache.RedisCache"
+        # An unreachable Redis must fail in a second, not hang a worker for the kernel's
+        # TCP timeout: every use then answers as the README's Operations section says.
+        options = config.setdefault("OPTIONS", {})
+        options.setdefault("SOCKET_CONNECT_TIMEOUT", 1.0)
+        options.setdefault("SOCKET_TIMEOUT", 1.0)
     return config
 
 
@@ -85,6 +90,26 @@ def positive_number(env: environ.Env, name: str, default: float) -> float:
     return value
 
 
+def secret_key(env: environ.Env, *, database_engine: str, var_dir: Path) -> str:
+    """SECRET_KEY from the environment; generated once under var/ only for embedded SQLite.
+
+    Every host of a PostgreSQL deployment must share one key: resolve cursors and
+    sessions signed on one host are checked on another. A key made up per host would
+    break them silently, so such a service refuses to start instead.
+    """
+    value = env.str("SECRET_KEY", default="")
+    if value:
+        return value
+    if database_engine != "django.db.backends.sqlite3":
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. On PostgreSQL every host must share one secret key "
+            "(cursors and sessions signed on one host are checked on another), so none is "
+            "generated: set SECRET_KEY to the same long random value on every host, e.g. "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+        )
+    return development_secret_key(var_dir)
+
+
 def development_secret_key(var_dir: Path) -> str:
     """Return the development SECRET_KEY kept under var/, creating it once."""
     path = var_dir / "secret_key"
@@ -120,6 +145,28 @@ def ip_network_list(
                 f"{name} entries must be IP addresses or CIDR blocks, got {item!r}."
             ) from None
     return tuple(networks)
+
+
+def public_base_url(env: environ.Env, name: str, fallback: str) -> str:
+    """Read the service's own base URL (scheme, host, optional port), refusing anything else."""
+    value = env.str(name, default="").strip() or fallback
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in {"http", "https"}
+        or not parts.hostname
+        or parts.path not in {"", "/"}
+        or parts.query
+        or parts.fragment
+    ):
+        raise ImproperlyConfigured(
+            f"{name} must be a base URL such as https://attest.example, got {value!r}."
+        )
+    return value.rstrip("/")
 
 
 _RATE = re.compile(r"(\d+)/(\d*)([smhd])")

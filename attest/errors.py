@@ -12,11 +12,14 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from django_ratelimit.exceptions import Ratelimited
+from django_redis.exceptions import ConnectionInterrupted
 from rest_framework import exceptions as drf
 from rest_framework import status
 from rest_framework.response import Response
@@ -89,6 +92,45 @@ class OverCapacity(AttestError):
     status_code = 503
     code = "over_capacity"
     message = "The service is at capacity; retry after the number of seconds in Retry-After."
+
+
+class Unavailable(AttestError):
+    status_code = 503
+    code = "unavailable"
+    message = "A service Attest depends on did not answer; retry after the seconds in Retry-After."
+
+
+# What a dependency that refuses, drops or times out a connection raises: a restart, a
+# failover, a full disk. Such an outage is temporary, so it is a 503 to retry, not a 500.
+DATABASE_OUTAGES = (OperationalError, InterfaceError)
+# django-redis raises Redis's own connection and timeout errors (ConnectionInterrupted is
+# its wrapper, raised where it does not unwrap them).
+CACHE_OUTAGES = (redis.ConnectionError, redis.TimeoutError, ConnectionInterrupted)
+# Seconds a client should wait: a PostgreSQL or Redis restart takes about this long.
+OUTAGE_RETRY_AFTER = 5
+
+
+def outage_of(exc: BaseException | None) -> str | None:
+    """Which dependency an exception says is down (``database`` or ``cache``), if any."""
+    if isinstance(exc, DATABASE_OUTAGES):
+        return "database"
+    if isinstance(exc, CACHE_OUTAGES):
+        return "cache"
+    return None
+
+
+def unavailable(exc: BaseException, dependency: str) -> Unavailable:
+    """The 503 for a dependency outage, logged with its traceback and the request ID.
+
+    Any use of the cache that has not chosen otherwise fails closed here: a limit or a
+    capacity slot that cannot be counted refuses the work rather than allow all of it.
+    """
+    logger.error("%s unavailable: %s", dependency, exc, exc_info=exc)
+    return Unavailable(
+        f"Attest's {dependency} did not answer; retry after the seconds in Retry-After.",
+        details={"dependency": dependency},
+        retry_after=OUTAGE_RETRY_AFTER,
+    )
 
 
 class NotOnEdge(AttestError):
@@ -171,6 +213,9 @@ def too_large_body() -> tuple[str, str, dict]:
 def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: every error becomes the one envelope."""
     headers: dict[str, str] = {}
+    dependency = outage_of(exc)
+    if dependency is not None:
+        exc = unavailable(exc, dependency)
     if isinstance(exc, AttestError):
         status_code, code, message, details = exc.status_code, exc.code, exc.message, exc.details
         headers.update(exc.headers)

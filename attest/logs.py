@@ -1,14 +1,18 @@
-"""Request-scoped logging context: every log line carries the request ID."""
+"""Request-scoped logging context: every log line carries the request IDs."""
 
 from __future__ import annotations
 
 import logging
 from contextvars import ContextVar
 
+# The ID the server made for this request: what it logs, records and signs.
 request_id_var: ContextVar[str] = ContextVar("request_id", default="-")
+# The caller's own X-Request-ID, if it sent a usable one: kept beside ours, never instead.
+client_request_id_var: ContextVar[str | None] = ContextVar("client_request_id", default=None)
 
 
 class RequestIDFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = request_id_var.get()
+        record.client_request_id = client_request_id_var.get() or "-"
         return True

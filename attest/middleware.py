@@ -1,4 +1,4 @@
-"""Middleware that gives every request an ID and puts it on the response."""
+"""Middleware that gives every request an ID of the server's own and puts it on the response."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from attest.logs import request_id_var
+from attest.logs import client_request_id_var, request_id_var
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # An incoming ID is kept only if it is short and plain, so it is safe in logs and headers.
@@ -16,17 +16,25 @@ _ACCEPTABLE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 class RequestIDMiddleware:
+    """The server makes every request's ID; a caller's X-Request-ID is kept beside it.
+
+    A caller could otherwise give two calls one ID, or reuse another call's, and the
+    receipts, logs and records that name the ID would no longer tell calls apart.
+    """
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
-        request_id = incoming if _ACCEPTABLE_ID.fullmatch(incoming) else uuid.uuid4().hex
-        request.request_id = request_id
-        token = request_id_var.set(request_id)
+        request.request_id = uuid.uuid4().hex
+        request.client_request_id = incoming if _ACCEPTABLE_ID.fullmatch(incoming) else None
+        token = request_id_var.set(request.request_id)
+        client_token = client_request_id_var.set(request.client_request_id)
         try:
             response = self.get_response(request)
         finally:
+            client_request_id_var.reset(client_token)
             request_id_var.reset(token)
-        response[REQUEST_ID_HEADER] = request_id
+        response[REQUEST_ID_HEADER] = request.request_id
         return response

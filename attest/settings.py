@@ -15,13 +15,14 @@ from attest.config import (
     bounded_int,
     cache_config,
     database_config,
-    development_secret_key,
     host_port_list,
     ip_network_list,
     optional_base_url,
     optional_email,
     positive_number,
+    public_base_url,
     request_rate,
+    secret_key,
     strict_bool,
 )
 
@@ -34,7 +35,6 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 VAR_DIR = Path(env.str("ATTEST_VAR_DIR", default=str(BASE_DIR / "var")))
 
 DEBUG = strict_bool(env, "DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="") or development_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
@@ -98,6 +98,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
     DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
 DATABASES["default"].setdefault("TEST", {})
+SECRET_KEY = secret_key(env, database_engine=DATABASES["default"]["ENGINE"], var_dir=VAR_DIR)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The largest request body accepted; a bigger one is 413 request_too_large.
@@ -207,7 +208,14 @@ ATTEST_FETCH_DEADLINE = positive_number(env, "ATTEST_FETCH_DEADLINE", default=20
 ATTEST_FETCH_MAX_BYTES = int(
     positive_number(env, "ATTEST_FETCH_MAX_BYTES", default=15 * 1024 * 1024)
 )
-ATTEST_PUBLIC_URL = env.str("ATTEST_PUBLIC_URL", default="http://127.0.0.1:8000")
+# The one base URL the service calls itself by: receipts' iss, offers' resource URLs and
+# the samples' page URLs. Unset, it is the address `make run` serves on (ATTEST_SERVE_URL,
+# which the Makefile sets from HOST and PORT).
+ATTEST_PUBLIC_URL = public_base_url(
+    env,
+    "ATTEST_PUBLIC_URL",
+    fallback=env.str("ATTEST_SERVE_URL", default="") or "http://127.0.0.1:8000",
+)
 
 # Requests per credential on the fact-ledger routes (django-ratelimit syntax).
 ATTEST_LEDGER_RATE = request_rate(env, "ATTEST_LEDGER_RATE", default="1200/m")
@@ -243,10 +251,14 @@ LOGGING = {
     "formatters": {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s "
+            "%(client_request_id)s",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "text": {
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s %(client_request_id)s] "
+            "%(message)s"
+        },
     },
     "handlers": {
         "console": {
@@ -257,7 +269,8 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
-        # The API's own handler logs server errors with context; avoid a second copy.
+        # Django logs every unhandled exception here with its traceback (the request ID
+        # comes from the filter); the API's handler logs the database outages it answers.
         "django.request": {"level": "ERROR", "propagate": True},
     },
 }

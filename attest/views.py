@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from django.core.exceptions import RequestDataTooBig
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -12,7 +14,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from attest.errors import error_body, too_large_body
+from attest.errors import OUTAGE_RETRY_AFTER, error_body, outage_of, too_large_body, unavailable
 
 
 def landing(request: HttpRequest):
@@ -35,7 +37,11 @@ def healthz(request: Request) -> Response:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception:  # any database failure means unhealthy
-        return Response({"status": "database_unavailable"}, status=503)
+        return Response(
+            {"status": "database_unavailable"},
+            status=503,
+            headers={"Retry-After": str(OUTAGE_RETRY_AFTER)},
+        )
     return Response({"status": "ok"})
 
 
@@ -45,6 +51,14 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonR
 
 
 def server_error(request: HttpRequest) -> JsonResponse:
+    # Django calls this while handling the exception (and has logged it), so it is at hand.
+    exc = sys.exc_info()[1]
+    dependency = outage_of(exc)
+    if dependency is not None:
+        outage = unavailable(exc, dependency)
+        response = JsonResponse(error_body(outage.code, outage.message, outage.details), status=503)
+        response["Retry-After"] = str(outage.retry_after)
+        return response
     body = error_body(
         "internal_error",
         "The server failed while handling this request; quote the X-Request-ID when reporting it.",

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from attest.logs import client_request_id_var
 from receipts.core.checks import compare_with_claims
 from receipts.core.jws import REASONS, ReceiptRefused, check_compact, sign_compact
 from receipts.core.payloads import PageClaims, ReceiptClaims, ResultClaims
@@ -23,8 +24,13 @@ def issue_receipt(
     pages: list[PageClaims],
     results: list[ResultClaims],
     extra: dict | None = None,
+    client_request_id: str | None = None,
 ) -> str:
-    """Sign what one answer found as a compact JWS (EdDSA, kid and typ in the header)."""
+    """Sign what one answer found as a compact JWS (EdDSA, kid and typ in the header).
+
+    ``request_id`` is the server's own ID for the call. The caller's X-Request-ID is
+    signed apart as ``client_request_id``: given, or else the current request's.
+    """
     claims = ReceiptClaims(
         issuer=settings.ATTEST_PUBLIC_URL,
         issued_at=timezone.now(),
@@ -34,6 +40,7 @@ def issue_receipt(
         pages=list(pages),
         results=list(results),
         extra=extra or {},
+        client_request_id=client_request_id or client_request_id_var.get(),
     )
     key = signing_keyring().signing_key()
     return sign_compact(claims.to_bytes(), key=key.private, kid=key.kid)
@@ -54,7 +61,10 @@ class ReceiptCheck:
         body: dict[str, Any] = {"valid": self.valid, "kid": self.kid}
         if self.valid:
             body["claims"] = self.claims
-            body["issued_at"] = (self.claims or {}).get("issued_at")
+            claims = self.claims or {}
+            body["issued_at"] = claims.get("issued_at")
+            body["request_id"] = claims.get("request_id")
+            body["client_request_id"] = claims.get("client_request_id")
             body["key_state"] = self.key_state
             if self.checks is not None:
                 body["checks"] = self.checks

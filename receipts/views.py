@@ -106,6 +106,14 @@ class ReceiptVerifyView(APIView):
         kid = serializers.CharField(allow_null=True)
         claims = serializers.DictField(required=False)
         issued_at = serializers.CharField(required=False)
+        request_id = serializers.CharField(
+            required=False, help_text="The ID Attest made for the call the receipt answers."
+        )
+        client_request_id = serializers.CharField(
+            required=False,
+            allow_null=True,
+            help_text="The caller's own X-Request-ID for that call, if it sent one.",
+        )
         key_state = serializers.ChoiceField(choices=["active", "retired"], required=False)
         checks = serializers.DictField(required=False)
         reason = serializers.ChoiceField(

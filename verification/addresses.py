@@ -161,6 +161,21 @@ def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]
     return found
 
 
+# Each reason address_problem can give, in words a person reads in a refusal.
+REASON_WORDS = {
+    "metadata": "a cloud instance-metadata address",
+    "unspecified": "the unspecified address",
+    "loopback": "a loopback address (the server itself)",
+    "link_local": "a link-local address",
+    "multicast": "a multicast address",
+    "shared_address_space": "a carrier-grade NAT address",
+    "site_local": "a site-local IPv6 address",
+    "private": "a private-network address",
+    "reserved": "a reserved address",
+    "not_global": "an address that is not on the public internet",
+}
+
+
 def _own_problem(address: IPAddress) -> str | None:
     if address in METADATA_ADDRESSES:
         return "metadata"

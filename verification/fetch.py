@@ -27,8 +27,14 @@ import httpcore
 import httpx
 from django.conf import settings
 
-from attest.errors import Blocked, Unprocessable
-from verification.addresses import InvalidURL, ParsedURL, address_problem, parse_url
+from attest.errors import AttestError, Blocked, Unprocessable
+from verification.addresses import (
+    REASON_WORDS,
+    InvalidURL,
+    ParsedURL,
+    address_problem,
+    parse_url,
+)
 
 USER_AGENT = "AttestBot/1.0 (+https://github.com/attest/attest; quote verification)"
 ROBOTS_TOKEN = "AttestBot"
@@ -41,6 +47,15 @@ CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
 CHUNK = 64 * 1024
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# A resolver that failed or timed out is asked again after this many seconds.
+DNS_RETRY_AFTER = 30
+# getaddrinfo's answers for a name that does not exist or has no address; every other
+# failure (EAI_AGAIN: a timeout or SERVFAIL, EAI_FAIL, EAI_SYSTEM, ...) may pass.
+_NO_SUCH_HOST = frozenset(
+    getattr(socket, name)
+    for name in ("EAI_NONAME", "EAI_NODATA", "EAI_ADDRFAMILY")
+    if hasattr(socket, name)
+)
 
 
 class HostNotFound(Unprocessable):
@@ -48,8 +63,27 @@ class HostNotFound(Unprocessable):
     message = "The URL's host name does not resolve; check the spelling of the host."
 
 
+class DnsUnavailable(AttestError):
+    status_code = 503
+    code = "dns_unavailable"
+    message = (
+        "The host name could not be looked up just now (our resolver failed or timed out); "
+        "retry after the seconds in Retry-After. This call was not charged."
+    )
+
+
 class BlockedAddress(Blocked):
     message = "That URL points at a private, loopback or otherwise non-public address."
+
+
+def blocked_address(host: str, reason: str) -> BlockedAddress:
+    """The refusal for a host that resolves to a non-public address, naming why but not where."""
+    # The address itself is never shown: echoing what a host resolved to would make
+    # every refusal a free probe of the deployment's own network.
+    return BlockedAddress(
+        f"{host} points at {REASON_WORDS[reason]}, which Attest never fetches.",
+        details={"host": host, "reason": reason},
+    )
 
 
 @dataclass(frozen=True)
@@ -110,13 +144,25 @@ def _allowed_pairs() -> frozenset[tuple[str, int]]:
 
 
 def resolve(parsed: ParsedURL) -> tuple[str, ...]:
-    """All addresses of the host, in the resolver's order; HostNotFound if there are none."""
+    """All addresses of the host, in the resolver's order.
+
+    HostNotFound when the name does not exist or has no address; DnsUnavailable
+    (503, retried later) when the resolver itself failed or timed out, since the
+    name may well exist.
+    """
     if parsed.ip is not None:
         return (str(parsed.ip),)
     try:
         infos = socket.getaddrinfo(parsed.host, parsed.port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
+    except UnicodeError:
         raise HostNotFound(details={"host": parsed.host}) from None
+    except socket.gaierror as exc:
+        if exc.errno in _NO_SUCH_HOST:
+            raise HostNotFound(details={"host": parsed.host}) from None
+        raise DnsUnavailable(
+            details={"host": parsed.host, "reason": exc.strerror or "resolver failure"},
+            retry_after=DNS_RETRY_AFTER,
+        ) from None
     addresses = tuple(dict.fromkeys(info[4][0] for info in infos))
     if not addresses:
         raise HostNotFound(details={"host": parsed.host})
@@ -124,7 +170,8 @@ def resolve(parsed: ParsedURL) -> tuple[str, ...]:
 
 
 def check_url(url: str) -> Target:
-    """Parse, resolve and check a URL; raise InvalidURL, HostNotFound or BlockedAddress."""
+    """Parse, resolve and check a URL; raise InvalidURL, HostNotFound, DnsUnavailable or
+    BlockedAddress."""
     parsed = parse_url(url)
     addresses = resolve(parsed)
     allowed = _allowed_pairs()
@@ -132,9 +179,7 @@ def check_url(url: str) -> Target:
         for address in addresses:
             problem = address_problem(address)
             if problem is not None and (address, parsed.port) not in allowed:
-                raise BlockedAddress(
-                    details={"host": parsed.host, "address": address, "reason": problem}
-                )
+                raise blocked_address(parsed.host, problem)
     return Target(parsed=parsed, addresses=addresses)
 
 
@@ -416,7 +461,7 @@ def fetch(
         except InvalidURL as exc:
             result.outcome, result.detail = "connection_failed", f"bad redirect: {exc}"
             break
-        except (HostNotFound, BlockedAddress) as exc:
+        except (HostNotFound, DnsUnavailable, BlockedAddress) as exc:
             exc.details["redirected_from"] = result.redirects[-1].url
             raise
         if before_hop is not None:

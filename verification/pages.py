@@ -165,6 +165,13 @@ def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> Non
     markup = decode_html(fetched.body, _charset(fetched))
     if as_html:
         read = html_text(markup)
+        if read.truncated:
+            # The parser stopped at its nesting limit; what follows was never read, so
+            # the page is not checked rather than reported real on part of its text.
+            status = fetched.http_status or 0
+            page.content_kind, page.signals = "too_large", [f"status_{status}", "nesting_too_deep"]
+            page.title = read.title or None
+            return
         source, hidden, title = read.text, read.hidden_text, read.title or None
         scripts, mount, noscript, meta = (
             read.scripts,

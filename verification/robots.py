@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from django.core.cache import cache
 from protego import Protego
 
-from attest.errors import Blocked
+from attest.errors import CACHE_OUTAGES, Blocked
 from verification.fetch import (
     ROBOTS_TOKEN,
     BlockedAddress,
@@ -15,6 +16,8 @@ from verification.fetch import (
     Target,
     fetch,
 )
+
+logger = logging.getLogger(__name__)
 
 # RFC 9309 §2.5: parsers must read at least 500 KiB.
 MAX_ROBOTS_BYTES = 500 * 1024
@@ -61,14 +64,31 @@ def _load_rules(target: Target) -> tuple[str, str, int]:
     return DISALLOW_ALL, "", UNREACHABLE_CACHE_SECONDS  # 5xx, timeout, refused: §2.3.1.4.
 
 
+def _cached_rules(key: str) -> tuple[str, str] | None:
+    # The cache only saves fetches: with Redis down, robots.txt is read live (fail open
+    # on the cache, never on the rules), so an outage costs speed, not obedience.
+    try:
+        return cache.get(key)
+    except CACHE_OUTAGES:
+        logger.warning("robots cache unavailable; reading robots.txt live", exc_info=True)
+        return None
+
+
+def _remember_rules(key: str, rules: tuple[str, str], seconds: int) -> None:
+    try:
+        cache.set(key, rules, seconds)
+    except CACHE_OUTAGES:
+        logger.warning("robots cache unavailable; rules not kept", exc_info=True)
+
+
 def robots_allows(target: Target) -> bool:
     """Whether robots.txt of the target's origin lets our user agent fetch its path."""
     key = _cache_key(target)
-    cached = cache.get(key)
+    cached = _cached_rules(key)
     if cached is None:
         rule, body, seconds = _load_rules(target)
         cached = (rule, body)
-        cache.set(key, cached, seconds)
+        _remember_rules(key, cached, seconds)
     rule, body = cached
     if rule == ALLOW_ALL:
         return True

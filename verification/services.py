@@ -365,18 +365,14 @@ def sample_page_bytes(name: str = "demo") -> bytes:
     return (SAMPLES_DIR / SAMPLE_PAGES[name]).read_bytes()
 
 
-def sample_page_url(name: str = "demo", *, scheme: str, host: str) -> str:
-    """The demo page's URL on the host the sample was asked on.
+def sample_page_url(name: str = "demo", *, scheme: str = "", host: str = "") -> str:
+    """The demo page's URL under ATTEST_PUBLIC_URL, the one base URL the service uses.
 
-    ATTEST_PUBLIC_URL is used when the request came to its host (so a TLS proxy in
-    front still gives https); otherwise the request's own scheme and host, which
-    ALLOWED_HOSTS has already vetted, so the URL signed is one the caller can open.
+    ``scheme`` and ``host`` (the request's) are accepted for existing callers and not
+    used: a sample signs the same URL wherever it was asked.
     """
     path = "/v1/sample/page" if name == "demo" else "/v1/sample/missing"
-    public = settings.ATTEST_PUBLIC_URL.rstrip("/")
-    if urlsplit(public).netloc.lower() == host.lower():
-        return public + path
-    return f"{scheme}://{host}{path}"
+    return settings.ATTEST_PUBLIC_URL + path
 
 
 def sample_quote(

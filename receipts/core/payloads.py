@@ -177,6 +177,7 @@ class ReceiptClaims:
     pages: list[PageClaims]
     results: list[ResultClaims]
     extra: Mapping[str, Any] = field(default_factory=dict)
+    client_request_id: str | None = None  # the caller's X-Request-ID; request_id is ours
 
     def __post_init__(self) -> None:
         _check_json("extra", self.extra)
@@ -193,6 +194,7 @@ class ReceiptClaims:
             "issued_at": format_issued_at(self.issued_at),
             "route": self.route,
             "request_id": self.request_id,
+            "client_request_id": self.client_request_id,
             "tier": self.tier,
             "pages": [page.as_dict() for page in self.pages],
             "results": [result.as_dict() for result in self.results],

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import io
+import logging
+
 import pytest
+
+from attest.logs import RequestIDFilter
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.attest.error_urls")]
 
@@ -130,3 +135,23 @@ def test_oversized_body_outside_drf_is_413(client, settings):
     response = client.post("/admin/login/", {"username": "x" * 2_000, "password": "p"})
     assert response.status_code == 413
     assert envelope(response)["code"] == "request_too_large"
+
+
+def test_a_server_error_is_logged_with_its_traceback_and_request_id(api):
+    # The log line staff search by the request ID a caller quotes must hold the traceback.
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RequestIDFilter())
+    handler.setFormatter(logging.Formatter("[%(request_id)s %(client_request_id)s] %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        api.raise_request_exception = False
+        response = api.get("/500", HTTP_X_REQUEST_ID="caller-9")
+    finally:
+        root.removeHandler(handler)
+    logged = stream.getvalue()
+    assert f"[{response['X-Request-ID']} caller-9]" in logged
+    assert "Traceback (most recent call last)" in logged
+    assert "RuntimeError: secret internals" in logged
+    assert logged.count("Traceback (most recent call last)") == 1  # one copy, not two

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from attest.logs import RequestIDFilter
+from receipts.services import verify_receipt
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,9 +64,28 @@ def test_request_id_is_generated(api):
 
 
 @pytest.mark.django_db
-def test_incoming_request_id_is_echoed(api):
-    response = api.get("/healthz", HTTP_X_REQUEST_ID="trace-abc.123")
-    assert response["X-Request-ID"] == "trace-abc.123"
+def test_the_server_makes_the_request_id_and_keeps_the_callers_apart(api):
+    # A caller-chosen ID could make two receipts share one ID or claim another call's.
+    first = api.get("/v1/sample/quote", HTTP_X_REQUEST_ID="trace-abc.123")
+    second = api.get("/v1/sample/quote", HTTP_X_REQUEST_ID="trace-abc.123")
+    ids = [first["X-Request-ID"], second["X-Request-ID"]]
+    assert "trace-abc.123" not in ids and ids[0] != ids[1]
+    for response, request_id in zip((first, second), ids, strict=True):
+        check = verify_receipt(receipt=response.json()["receipt"])
+        assert check.claims["request_id"] == request_id
+        assert check.claims["client_request_id"] == "trace-abc.123"
+    unlabelled = verify_receipt(receipt=api.get("/v1/sample/quote").json()["receipt"])
+    assert unlabelled.claims["client_request_id"] is None
+
+
+@pytest.mark.django_db
+def test_receipt_verify_shows_both_request_ids(api):
+    response = api.get("/v1/sample/quote", HTTP_X_REQUEST_ID="mine-7")
+    checked = api.post(
+        "/v1/receipt/verify", {"receipt": response.json()["receipt"]}, format="json"
+    ).json()
+    assert checked["request_id"] == response["X-Request-ID"]
+    assert checked["client_request_id"] == "mine-7"
 
 
 @pytest.mark.django_db
@@ -83,12 +103,14 @@ def test_log_records_carry_request_id():
         record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello", None, None)
         assert RequestIDFilter().filter(record)
         assert record.request_id == "req-42"
+        assert record.client_request_id == "-"
     finally:
         request_id_var.reset(token)
 
 
 def _start_django(extra_env: dict[str, str]) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CACHE_URL"))}
+    outside = ("DATABASE_URL", "CACHE_URL", "SECRET_KEY", "ATTEST_VAR_DIR")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(outside)}
     env.update(extra_env)
     env["DJANGO_SETTINGS_MODULE"] = "attest.settings"
     code = "import django; django.setup(); print('started')"
@@ -124,6 +146,27 @@ def test_malformed_debug_is_refused():
     result = _start_django({"DEBUG": "perhaps"})
     assert result.returncode != 0
     assert "DEBUG" in result.stderr or "ValueError" in result.stderr
+
+
+def test_a_postgresql_service_without_secret_key_refuses_to_start_and_says_why():
+    # A key generated per host would make cursors signed on one host fail on another.
+    result = _start_django({"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/attest"})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+    assert "every host must share one secret key" in result.stderr
+    started = _start_django(
+        {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/attest", "SECRET_KEY": "k" * 50}
+    )
+    assert started.returncode == 0, started.stderr
+
+
+def test_an_embedded_sqlite_service_generates_its_secret_key_once(tmp_path):
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "ATTEST_VAR_DIR": str(tmp_path)}
+    assert _start_django(env).returncode == 0
+    key = (tmp_path / "secret_key").read_text()
+    assert len(key) >= 50
+    assert _start_django(env).returncode == 0
+    assert (tmp_path / "secret_key").read_text() == key
 
 
 def test_valid_settings_start():

@@ -50,7 +50,8 @@ def test_same_facts_sign_the_same_bytes_whatever_the_dict_order():
 def test_payload_signs_the_fields_the_seeds_list():
     payload = json.loads(claims().to_bytes())
     assert set(payload) == {
-        "v", "iss", "iat", "issued_at", "route", "request_id", "tier", "pages", "results", "extra"
+        "v", "iss", "iat", "issued_at", "route", "request_id", "client_request_id", "tier",
+        "pages", "results", "extra",
     }  # fmt: skip
     assert set(payload["pages"][0]) == {
         "url", "final_url", "http_status", "content_kind", "content_sha256",

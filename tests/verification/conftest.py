@@ -10,8 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import dns.resolver
 import pytest
 from django.core.cache import cache
+
+from tests.verification.dns_server import DnsServer
 
 Handler = Callable[[BaseHTTPRequestHandler], None]
 
@@ -180,3 +183,22 @@ def canary(_canary_server: PageServer) -> PageServer:
     _canary_server.routes["/"] = page("<p>canary</p>")
     yield _canary_server
     _canary_server.reset()
+
+
+@pytest.fixture(scope="session")
+def _dns_server():
+    server = DnsServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def dns_server(_dns_server: DnsServer):
+    """The system resolver, for this test only, asks a DNS server on loopback we control."""
+    _dns_server.answers.clear()
+    _dns_server.queries.clear()
+    dns.resolver.override_system_resolver(_dns_server.resolver())
+    try:
+        yield _dns_server
+    finally:
+        dns.resolver.restore_system_resolver()

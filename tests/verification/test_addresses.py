@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verification.addresses import InvalidURL, address_problem, is_public_address, parse_url
+from verification.addresses import (
+    REASON_WORDS,
+    InvalidURL,
+    address_problem,
+    is_public_address,
+    parse_url,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,6 +54,7 @@ from verification.addresses import InvalidURL, address_problem, is_public_addres
     ],
 )
 def test_non_public_addresses_are_refused_with_a_reason(address, reason):
+    assert REASON_WORDS[reason]  # every reason can be said in words, without the address
     assert address_problem(address) == reason
     assert not is_public_address(address)
 

@@ -9,6 +9,7 @@ import zlib
 
 import pytest
 
+from tests.verification import dns_server as dns
 from tests.verification.conftest import gzip_bomb, gzipped, page, redirect, send, trickle
 from verification.addresses import parse_url
 from verification.fetch import (
@@ -16,6 +17,7 @@ from verification.fetch import (
     MAX_REDIRECTS,
     USER_AGENT,
     BlockedAddress,
+    DnsUnavailable,
     HostNotFound,
     Target,
     check_url,
@@ -280,3 +282,29 @@ def test_tls_to_a_pinned_address_sends_the_host_name_and_verifies_the_certificat
     assert server_names == [name]
     assert result.outcome == "connection_failed"
     assert "CERTIFICATE_VERIFY_FAILED" in result.detail
+
+
+@pytest.mark.parametrize("failure", [dns.SERVFAIL, dns.REFUSED, dns.SILENT])
+def test_a_resolver_that_fails_or_times_out_is_dns_unavailable_not_host_not_found(
+    dns_server, failure
+):
+    dns_server.answers["flaky.example"] = failure
+    with pytest.raises(DnsUnavailable) as unavailable:
+        check_url("http://flaky.example/page")
+    assert (unavailable.value.status_code, unavailable.value.code) == (503, "dns_unavailable")
+    assert unavailable.value.retry_after > 0
+    assert unavailable.value.details["host"] == "flaky.example"
+    assert "flaky.example" in dns_server.queries
+
+
+def test_a_name_the_resolver_says_does_not_exist_is_host_not_found(dns_server):
+    with pytest.raises(HostNotFound):
+        check_url("http://nothing-here.example/page")
+    assert "nothing-here.example" in dns_server.queries
+
+
+def test_a_name_the_resolver_answers_is_checked_like_any_other(dns_server):
+    dns_server.answers["inside.example"] = "10.1.2.3"
+    with pytest.raises(BlockedAddress) as refused:
+        check_url("http://inside.example/page")
+    assert refused.value.details == {"host": "inside.example", "reason": "private"}

@@ -69,6 +69,17 @@ def test_deeply_nested_markup_does_not_exhaust_the_stack():
     depth = 1500  # past Python's recursion limit, within libxml2's 2,048
     read = html_text("<body>" + "<div>" * depth + "deep" + "</div>" * depth + "</body>")
     assert "deep" in read.text
+    assert not read.truncated
+
+
+@pytest.mark.parametrize(("depth", "cut"), [(2045, False), (2050, True), (20_000, True)])
+def test_markup_nested_past_the_parsers_limit_is_reported_as_cut(depth, cut):
+    # libxml2 stops reading at 2,048 open elements; the text after the deep block is then
+    # missing, which must be said rather than read as the whole page.
+    markup = "<body>" + "<div>" * depth + "deep" + "</div>" * depth + "<p>after the block</p>"
+    read = html_text(markup)
+    assert read.truncated is cut
+    assert ("after the block" in read.text) is not cut
 
 
 def test_meta_tags_links_scripts_and_mount_nodes_are_reported():
@@ -118,6 +129,41 @@ def test_legacy_labels_are_read_with_the_superset_browsers_use(declared, body, e
     assert decode_html(body, declared) == expected
     meta = f'<meta charset="{declared}">'.encode()
     assert decode_html(meta + body, None) == meta.decode() + expected
+
+
+@pytest.mark.parametrize(
+    ("declared", "codec", "text"),
+    [
+        # Labels the WHATWG Encoding Standard knows and Python's codec registry does not,
+        # or maps elsewhere: each garbled the page, so a quote on it was a false none.
+        ("iso-8859-8-i", "iso8859-8", "\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd"),
+        ("x-sjis", "cp932", "\u65e5\u672c\u8a9e \u2460"),
+        ("windows-31j", "cp932", "\u65e5\u672c\u8a9e \u2460"),
+        ("x-gbk", "gb18030", "\u4e2d\u6587 \u9555"),
+        ("x-mac-roman", "mac-roman", "caf\u00e9 \u201cq\u201d"),
+        ("dos-874", "cp874", "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22 \u201cq\u201d"),
+        ("koi8-ru", "koi8-u", "\u0457\u0436\u0430\u043a \u0491\u0430\u043d\u043e\u043a"),
+        # GBK is decoded with GB18030's decoder, four-byte sequences included.
+        ("gbk", "gb18030", "\u4e2d \u20ac \u0080\U00020000"),
+    ],
+)
+def test_charset_labels_are_read_as_the_whatwg_encoding_standard_maps_them(declared, codec, text):
+    body = text.encode(codec)
+    assert decode_html(body, declared) == text
+    meta = f'<meta http-equiv="Content-Type" content="text/html; charset={declared}">'.encode()
+    assert decode_html(meta + body, None) == meta.decode() + text
+
+
+@pytest.mark.parametrize("bom_codec", ["utf-8-sig", "utf-16"])
+def test_a_byte_order_mark_outranks_the_declared_charset(bom_codec):
+    body = "\u00e9t\u00e9 \u201cq\u201d".encode(bom_codec)  # Python's utf-16 writes a BOM
+    assert decode_html(body, "windows-1252") == "\u00e9t\u00e9 \u201cq\u201d"
+    assert decode_html(body, None) == "\u00e9t\u00e9 \u201cq\u201d"
+
+
+def test_a_meta_tag_naming_x_user_defined_is_read_as_windows_1252():
+    body = b'<meta charset="x-user-defined"><p>\x93q\x94</p>'
+    assert decode_html(body, None).endswith("<p>\u201cq\u201d</p>")
 
 
 @pytest.mark.parametrize("declared", ["utf-16", "UTF-16LE", "utf-16be", "utf-32"])

@@ -90,14 +90,14 @@ def test_samples_are_recorded_as_sample_calls(api):
 @pytest.mark.parametrize(
     ("page", "path"), [("demo", "/v1/sample/page"), ("missing", "/v1/sample/missing")]
 )
-def test_a_sample_names_the_demo_page_on_the_host_it_was_asked_on(api, settings, page, path):
-    # A server listening elsewhere than ATTEST_PUBLIC_URL must not describe (and sign) a
-    # page URL the caller cannot open.
+def test_a_sample_names_the_demo_page_under_the_one_public_url(api, settings, page, path):
+    # One base URL everywhere: the page a sample signs is under ATTEST_PUBLIC_URL, as the
+    # receipt's iss and every offer's resource are, whichever host the request named.
     settings.ATTEST_PUBLIC_URL = "https://attest.example"
     response = api.get(f"/v1/sample/quote?page={page}", HTTP_HOST="localhost:8123")
     body = response.json()
-    assert body["page"]["requested_url"] == f"http://localhost:8123{path}"
-    assert body["page"]["final_url"] == f"http://localhost:8123{path}"
+    assert body["page"]["requested_url"] == f"https://attest.example{path}"
+    assert body["page"]["final_url"] == f"https://attest.example{path}"
     claims = verify_receipt(receipt=body["receipt"]).claims
-    assert claims["pages"][0]["url"] == f"http://localhost:8123{path}"
-    assert api.get(path, HTTP_HOST="localhost:8123").content == sample_page_bytes(page)
+    assert claims["pages"][0]["url"] == f"https://attest.example{path}"
+    assert claims["iss"] == "https://attest.example"

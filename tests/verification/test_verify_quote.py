@@ -269,6 +269,38 @@ def test_a_private_address_is_403_blocked_and_never_contacted(api, pages, canary
     assert canary.seen == []
 
 
+@pytest.mark.parametrize(("depth", "kind"), [(2045, "real"), (2050, "too_large")])
+def test_a_page_nested_past_the_parsers_limit_is_not_called_real(api, pages, depth, kind):
+    # Past the nesting limit the text after the deep block is unread: a none there is
+    # not evidence, so the verdict says the page was not checked.
+    deep = "<div>" * depth + "deep" + "</div>" * depth
+    pages.routes["/deep"] = page(
+        f"<html><body>{deep}<p>the quote after the block</p></body></html>"
+    )
+    response = _post(api, url=pages.url("/deep"), quote="the quote after the block")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["page"]["content_kind"] == kind
+    if kind == "real":
+        assert body["result"]["match"] == "exact"
+    else:
+        assert body["page"]["signals"] == ["status_200", "nesting_too_deep"]
+        assert body["result"]["match"] == "none"
+
+
+def test_a_blocked_host_is_refused_in_words_without_the_address_it_resolved_to(api, canary):
+    # Echoing the resolved address would turn every refusal into a free DNS probe of
+    # the deployment's own network.
+    response = _post(api, url=f"http://localhost:{canary.port}/", quote="canary")
+    assert response.status_code == 403
+    error = response.json()["error"]
+    assert error["details"] == {"host": "localhost", "reason": "loopback"}
+    assert "loopback address" in error["message"]
+    assert "127.0.0.1" not in response.content.decode()
+    assert "::1" not in response.content.decode()
+    assert canary.seen == []
+
+
 def test_a_redirect_to_a_blocked_address_is_403_and_not_followed(api, pages, canary):
     pages.routes["/jump"] = redirect(f"http://0x7f.1:{canary.port}/")
     response = _post(api, url=pages.url("/jump"), quote="canary")

@@ -8,6 +8,7 @@ from x402.http import decode_payment_response_header
 from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
+from tests.verification import dns_server as dns
 from tests.verification.conftest import page
 
 pytestmark = pytest.mark.django_db
@@ -95,6 +96,21 @@ def test_host_not_found_is_not_charged_and_the_payment_pays_later(api, article):
     assert refused.json()["error"]["code"] == "host_not_found"
     assert not LocalTransfer.objects.exists()
     assert not PaymentClaim.objects.exists()  # refused before the payment was even claimed
+    assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
+
+
+def test_a_failing_resolver_is_503_with_retry_after_and_the_payment_pays_later(
+    api, article, dns_server
+):
+    dns_server.answers["flaky.example"] = dns.SERVFAIL
+    payment = _pay(api, article)
+    refused = _post(api, url="http://flaky.example/page", quote="x", payment=payment)
+    assert refused.status_code == 503
+    assert refused.json()["error"]["code"] == "dns_unavailable"
+    assert int(refused["Retry-After"]) > 0
+    assert "PAYMENT-REQUIRED" not in refused
+    assert not LocalTransfer.objects.exists()
+    assert not PaymentClaim.objects.exists()
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import codecs
 import re
 from dataclasses import dataclass, field
 
 import lxml.html
+import webencodings
 from lxml import etree
 
 # Never rendered as text.
@@ -26,9 +26,17 @@ MOUNT_IDS = frozenset({"root", "app", "__next", "__nuxt", "___gatsby", "svelte",
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.I)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
-# huge_tree lifts libxml2's nesting limit of 256, past which it silently drops text
-# a browser still shows; the fetcher's byte cap bounds the document instead.
-_PARSER = lxml.html.HTMLParser(huge_tree=True, remove_comments=False, no_network=True)
+# huge_tree lifts libxml2's default nesting limit of 256 to 2,048 (and its text-node cap).
+# Past 2,048 open elements libxml2 stops reading, so the rest of the page is lost; the
+# limit stays because without it a page of unclosed tags followed by stray end tags
+# costs time quadratic in its depth. A cut is reported (``truncated``), never hidden.
+_PARSER_OPTIONS = {"huge_tree": True, "remove_comments": False, "no_network": True}
+_RESOURCE_LIMIT = getattr(etree.ErrorTypes, "ERR_RESOURCE_LIMIT", None)
+
+
+def _stopped_early(log: etree._ListErrorLog) -> bool:
+    return any(error.type == _RESOURCE_LIMIT or "Excessive depth" in error.message for error in log)
+
 
 # The title is echoed in every answer; a hostile page must not make that answer huge.
 MAX_TITLE_CHARS = 1000
@@ -48,60 +56,44 @@ class HtmlText:
     scripts: int = 0
     mount_node: bool = False
     noscript_text: str = ""
+    truncated: bool = False  # the parser stopped at a limit: text after that point is missing
 
 
-# Python codecs a page may name but that are no web text encoding: some raise on
-# decode (idna, undefined) or read markup as escapes (unicode-escape), and UTF-7 is
-# barred by the WHATWG Encoding Standard. Byte transforms (hex, base64, zlib) are
-# caught by the codec's own flag. A page naming any of them is read as UTF-8.
-_NOT_PAGE_ENCODINGS = frozenset(
-    {"idna", "punycode", "undefined", "utf-7", "unicode-escape", "raw-unicode-escape", "charmap"}
-)
-
-# The WHATWG Encoding Standard decodes these labels with a superset, as every browser
-# does: a page labelled Latin-1 with Windows-1252 curly quotes shows curly quotes.
-_BROWSER_SUPERSETS = {
-    "ascii": "cp1252",
-    "iso8859-1": "cp1252",
-    "iso8859-9": "cp1254",
-    "iso8859-11": "cp874",
-    "tis-620": "cp874",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "shift_jis": "cp932",
-    "euc_kr": "cp949",
-    "big5": "big5hkscs",
+_UTF8 = webencodings.lookup("utf-8")
+# The Standard decodes GBK with its GB18030 decoder; Python's gbk codec lacks GB18030's
+# four-byte sequences, which GBK-labelled pages use for characters outside GBK.
+_DECODED_AS = {"gbk": webencodings.lookup("gb18030")}
+# What a <meta> declaration may not mean (HTML's prescan, "get an encoding"): a tag read
+# as ASCII cannot be UTF-16, and x-user-defined is a script-only encoding.
+_META_MEANS = {
+    "utf-16be": _UTF8,
+    "utf-16le": _UTF8,
+    "x-user-defined": webencodings.lookup("windows-1252"),
 }
 
 
-def _charset_ok(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        info = codecs.lookup(name)
-    except LookupError:
-        return None
-    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_ENCODINGS:
-        return None
-    return _BROWSER_SUPERSETS.get(info.name, info.name)
+def web_encoding(label: str | None) -> webencodings.Encoding | None:
+    """The WHATWG Encoding Standard's encoding for a label, or None if it names none."""
+    encoding = webencodings.lookup(label) if label else None
+    return _DECODED_AS.get(encoding.name, encoding) if encoding is not None else None
 
 
 def decode_html(body: bytes, header_charset: str | None = None) -> str:
-    """Decode an HTML body: BOM, then the Content-Type charset, then <meta charset>, then UTF-8."""
-    for bom, encoding in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16")):
-        if body.startswith(bom):
-            return body.decode(encoding, errors="replace").lstrip("\ufeff")
-    if body.startswith(codecs.BOM_UTF16_BE):
-        return body.decode("utf-16", errors="replace").lstrip("\ufeff")
-    encoding = _charset_ok(header_charset)
+    """Decode an HTML body as a browser does: BOM, Content-Type charset, <meta charset>, UTF-8.
+
+    Labels are read with the WHATWG Encoding Standard's table (``webencodings``), so
+    ``latin1`` is windows-1252 and ``x-sjis`` is Shift_JIS; a label that names no web
+    encoding (``hex``, ``utf-7``) is ignored as a browser ignores it.
+    """
+    encoding = web_encoding(header_charset)
     if encoding is None:
         found = _META_CHARSET.search(body[:4096])
-        encoding = _charset_ok(found.group(1).decode("ascii")) if found else None
-        # A <meta> readable as ASCII is not UTF-16 or UTF-32, whatever it says: the HTML
-        # prescan reads such a page as UTF-8, and so do browsers.
-        if encoding is not None and encoding.startswith(("utf-16", "utf-32")):
-            encoding = "utf-8"
-    return body.decode(encoding or "utf-8", errors="replace")
+        encoding = web_encoding(found.group(1).decode("ascii")) if found else None
+        if encoding is not None:
+            encoding = _META_MEANS.get(encoding.name, encoding)
+    # A byte-order mark outranks every label.
+    text, _ = webencodings.decode(body, encoding or _UTF8, errors="replace")
+    return text
 
 
 def _is_hidden(element: etree._Element) -> bool:
@@ -114,15 +106,20 @@ def _is_hidden(element: etree._Element) -> bool:
     return bool(_HIDDEN_STYLE.search(element.get("style") or ""))
 
 
-def parse_html(markup: str) -> etree._Element | None:
+def parse_html(markup: str) -> tuple[etree._Element | None, bool]:
+    """The document's root element (None if there is no document), and whether the
+    parser stopped at a limit before the end."""
     # A browser's tree builder ignores U+0000 in text; libxml2 would make it U+FFFD.
     markup = _XML_DECLARATION.sub("", markup, count=1).replace("\x00", "")
     if not markup.strip():
-        return None
+        return None, False
+    # A parser per page: its error log then belongs to this page alone.
+    parser = lxml.html.HTMLParser(**_PARSER_OPTIONS)
     try:
-        return lxml.html.document_fromstring(markup, parser=_PARSER)
+        root = lxml.html.document_fromstring(markup, parser=parser)
     except (etree.ParserError, ValueError):
-        return None
+        return None, False
+    return root, _stopped_early(parser.error_log)
 
 
 def html_text(markup: str) -> HtmlText:
@@ -131,12 +128,12 @@ def html_text(markup: str) -> HtmlText:
     The whole visible text is read, not a guess at the main article, so
     offsets into it are the same for anyone who reads the page this way.
     """
-    root = parse_html(markup)
+    root, truncated = parse_html(markup)
     if root is None:
         return HtmlText(text="")
     visible: list[str] = []
     hidden: list[str] = []
-    result = HtmlText(text="")
+    result = HtmlText(text="", truncated=truncated)
 
     title = root.find(".//title")
     if title is not None:
