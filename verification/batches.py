@@ -102,32 +102,43 @@ def check_batch_size(count: int, *, limit: int, noun: str, field_name: str) -> N
         )
 
 
-def _admit_urls(urls: list[str], first_use: list[int], url_field: Callable[[int], str]):
-    """Resolve and check every distinct URL at once, then read robots.txt for the live ones.
+def _admit_urls(
+    urls: list[str], first_use: list[int], url_field: Callable[[int], str]
+) -> list[Target | None]:
+    """Resolve and check every distinct URL at once, then read each origin's robots.txt once.
 
-    The refusal reported is that of the first citation (in request order) with a bad URL.
+    None stands for a URL whose host does not resolve. The refusal raised is that of
+    the first citation, in request order, with a bad URL.
     """
+    outcomes: list[Target | AttestError | None] = [None] * len(urls)
 
-    def check(url: str) -> Target | AttestError:
+    def resolve(index: int) -> None:
         try:
-            target = check_url(url)
+            outcomes[index] = check_url(urls[index])
         except HostNotFound:
-            return None
+            outcomes[index] = None
         except AttestError as exc:
-            return exc
-        try:
-            ensure_robots_allow(target)
-        except AttestError as exc:
-            return exc
-        return target
+            outcomes[index] = exc
+
+    def robots(indexes: list[int]) -> None:
+        for index in indexes:  # one origin: the first read fills the cache for the rest
+            try:
+                ensure_robots_allow(outcomes[index])
+            except AttestError as exc:
+                outcomes[index] = exc
 
     with ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="admit") as pool:
-        checked = list(pool.map(check, urls))
-    for index, outcome in enumerate(checked):
+        list(pool.map(resolve, range(len(urls))))
+        origins: dict[str, list[int]] = {}
+        for index, outcome in enumerate(outcomes):
+            if isinstance(outcome, Target):
+                origins.setdefault(outcome.parsed.origin, []).append(index)
+        list(pool.map(robots, origins.values()))
+    for index, outcome in enumerate(outcomes):
         if isinstance(outcome, AttestError):
             outcome.details.setdefault("field", url_field(first_use[index]))
             raise outcome
-    return checked
+    return outcomes
 
 
 def admit_batch(
@@ -211,20 +222,34 @@ def match_batch(
 ) -> list[dict[str, Any]]:
     """Match every quote on its page, in page order, from one shared fuzzy budget.
 
-    A quote whose fuzzy search does not fit what is left gets an error of its own;
-    exact matches need no budget, so they are still found after it is spent.
+    Each fuzzy search may use what one verify/quote call may, and no more than the
+    batch has left. A quote that does not fit gets an error of its own, saying which
+    limit it met; exact matches need no budget, so they are still found after it is
+    spent.
     """
-    budget = WorkBudget(BATCH_FUZZY_WORK)
+    shared = WorkBudget(BATCH_FUZZY_WORK)
     results: list[dict[str, Any] | None] = [None] * len(items)
     for index in sorted(range(len(items)), key=lambda i: (items[i].page, i)):
         item = items[index]
+        allowance = WorkBudget(min(FUZZY_WORK_PER_CALL, shared.remaining))
         try:
             results[index] = match_on_page(
-                pages[item.page], item.quote, options=options, budget=budget
+                pages[item.page], item.quote, options=options, budget=allowance
             )
         except MatchTooCostly as exc:
-            results[index] = failed_result(exc)
+            results[index] = failed_result(_limit_met(exc, shared))
+            continue
+        shared.spend(allowance.spent)
     return [result for result in results if result is not None]
+
+
+def _limit_met(exc: MatchTooCostly, shared: WorkBudget) -> MatchTooCostly:
+    """The error naming the limit a quote met: its own per-quote one or the batch's share."""
+    if exc.reason == "wide_alphabet":
+        return exc
+    if exc.needed > FUZZY_WORK_PER_CALL:
+        return MatchTooCostly(needed=exc.needed, budget=FUZZY_WORK_PER_CALL)
+    return MatchTooCostly(needed=exc.needed, budget=shared.remaining, exhausted=True)
 
 
 def summarise(results: list[dict[str, Any]], *, mode: str) -> dict[str, int]:
