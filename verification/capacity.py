@@ -23,6 +23,11 @@ from verification.shared_state import change_state, read_state
 POLL_SECONDS = 0.05
 
 
+def clock() -> float:
+    """Wall-clock seconds: every process (and host) reads the shared limits on the same clock."""
+    return time.time()
+
+
 @dataclass(frozen=True)
 class SharedQueue:
     """A few holders work at once across every process; a short queue waits behind them."""
@@ -45,7 +50,7 @@ class SharedQueue:
         )
 
     def has_room(self) -> bool:
-        return limits.queue_has_room(read_state(self.key), now=time.time(), limits=self.sizes())
+        return limits.queue_has_room(read_state(self.key), now=clock(), limits=self.sizes())
 
     def ensure_room(self) -> None:
         """Raise the 503 now if the queue is already full (a check before payment)."""
@@ -59,7 +64,7 @@ class SharedQueue:
 
         def take(holders):
             joined = limits.queue_join(
-                holders, tokens, now=time.time(), lease=self.lease_seconds, limits=sizes
+                holders, tokens, now=clock(), lease=self.lease_seconds, limits=sizes
             )
             return (holders, False) if joined is None else (joined, True)
 
@@ -80,7 +85,7 @@ class QueuePlace:
         """The tokens (not yet left) whose turn to work has come."""
         mine = [t for t in self.tokens if t not in self.left]
         state = read_state(self.queue.key)
-        return limits.queue_turns(state, mine, now=time.time(), limits=self.queue.sizes())
+        return limits.queue_turns(state, mine, now=clock(), limits=self.queue.sizes())
 
     def wait_turn(self) -> None:
         """Block until the first place's turn comes; the queue's 503 if it never does in time."""
@@ -97,7 +102,7 @@ class QueuePlace:
         self.left.update(going)
 
         def drop(holders):
-            remaining = limits.queue_leave(holders, going, now=time.time())
+            remaining = limits.queue_leave(holders, going, now=clock())
             return (remaining or None), None
 
         change_state(self.queue.key, drop, keep_seconds=self.queue.lease_seconds)
@@ -131,7 +136,7 @@ def _bucket_key(client_ip: str) -> str:
 
 
 def _over_bucket(state) -> RateLimited:
-    wait = limits.bucket_wait(state, now=time.time(), rule=UNCHARGED_FAILURES)
+    wait = limits.bucket_wait(state, now=clock(), rule=UNCHARGED_FAILURES)
     return RateLimited(
         f"This address has used its {UNCHARGED_FAILURES.size} uncharged failed batches a minute "
         "(running batches hold a place too); retry after Retry-After seconds.",
@@ -147,7 +152,7 @@ BUCKET_KEEP_SECONDS = UNCHARGED_FAILURES.size * UNCHARGED_FAILURES.refill_second
 def failures_ensure_room(*, client_ip: str) -> None:
     """The 429 now, before any page is fetched, if the caller has no place left."""
     state = read_state(_bucket_key(client_ip))
-    if limits.bucket_level(state, now=time.time(), rule=UNCHARGED_FAILURES) < 1:
+    if limits.bucket_level(state, now=clock(), rule=UNCHARGED_FAILURES) < 1:
         raise _over_bucket(state)
 
 
@@ -155,7 +160,7 @@ def failures_take(*, client_ip: str) -> None:
     """Hold one place while a batch runs; the 429 if another batch took the last one."""
 
     def take(state):
-        taken = limits.bucket_take(state, now=time.time(), rule=UNCHARGED_FAILURES)
+        taken = limits.bucket_take(state, now=clock(), rule=UNCHARGED_FAILURES)
         return (state, (False, state)) if taken is None else (taken, (True, taken))
 
     ok, state = change_state(_bucket_key(client_ip), take, keep_seconds=BUCKET_KEEP_SECONDS)
@@ -167,7 +172,7 @@ def failures_give_back(*, client_ip: str) -> None:
     """Return the place a batch held: it did not end with every citation failed."""
 
     def give(state):
-        new = limits.bucket_give_back(state, now=time.time(), rule=UNCHARGED_FAILURES)
+        new = limits.bucket_give_back(state, now=clock(), rule=UNCHARGED_FAILURES)
         return new, None
 
     change_state(_bucket_key(client_ip), give, keep_seconds=BUCKET_KEEP_SECONDS)
