@@ -151,6 +151,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two choice sets share the field name "match": the mode asked for and the verdict given.
+    "ENUM_NAME_OVERRIDES": {
+        "MatchModeEnum": "verification.pipeline.MODES",
+        "MatchVerdictEnum": "verification.pipeline.VERDICTS",
+    },
 }
 
 # --- Attest ---------------------------------------------------------------

@@ -96,3 +96,13 @@ class SharedState(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class Batch(Verification):
+    """The admin's view of the batch routes' records, with their per-quote outcomes."""
+
+    ROUTES = ("verify/citations", "verify/quotes", "sample/citations")
+
+    class Meta:
+        proxy = True
+        verbose_name_plural = "batches"

@@ -21,6 +21,7 @@ from verification.robots import ensure_robots_allow
 
 MAX_QUOTE_CHARS = 1000
 MODES = ("fuzzy", "exact", "passages")
+VERDICTS = ("exact", "fuzzy", "none", "passages")
 
 
 class MatchTooCostlyError(Unprocessable):

@@ -10,7 +10,7 @@ from attest.errors import InvalidRequest
 from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
 from verification.batches import MAX_CITATIONS, MAX_QUOTES, check_batch_size
 from verification.engine.classify import CONTENT_KINDS
-from verification.pipeline import MODES, normalised_quote
+from verification.pipeline import MODES, VERDICTS, normalised_quote
 
 # A raw quote this long cannot normalise down to 1,000 characters in any sensible
 # request; refusing it early keeps normalisation cheap.
@@ -177,7 +177,7 @@ class PassageOutput(serializers.Serializer):
 
 
 class ResultOutput(serializers.Serializer):
-    match = serializers.ChoiceField(choices=["exact", "fuzzy", "none", "passages"])
+    match = serializers.ChoiceField(choices=VERDICTS)
     score = serializers.FloatField(allow_null=True)
     start = serializers.IntegerField(
         allow_null=True, help_text="Code-point offset, normalised text."
@@ -249,7 +249,7 @@ class ItemErrorOutput(serializers.Serializer):
 class BatchResultOutput(ResultOutput):
     """One quote of a batch; a failed one has ``error`` and every match field null."""
 
-    match = serializers.ChoiceField(choices=["exact", "fuzzy", "none", "passages"], allow_null=True)
+    match = serializers.ChoiceField(choices=VERDICTS, allow_null=True)
     occurrences = serializers.IntegerField(allow_null=True)
     normalised_sha256 = serializers.CharField(allow_null=True, required=False)
     error = ItemErrorOutput(required=False)
