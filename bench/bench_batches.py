@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+
+from bench.bench_verify import _free_port, _percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 DELAY = 0.3
@@ -66,17 +67,6 @@ def _serve(pages: dict[str, bytes]) -> ThreadingHTTPServer:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class _PaidClient:
@@ -199,14 +189,14 @@ def main() -> None:
     print(f"gunicorn: {workers} workers x 4 threads, cpus: {os.cpu_count()}; every call paid")
     print(
         f"10 citations on 10 pages each delayed {DELAY * ms:.0f} ms: "
-        f"median {statistics.median(slow) * ms:.0f} ms, p90 {_p(slow, 0.9) * ms:.0f} ms, "
+        f"median {statistics.median(slow) * ms:.0f} ms, p90 {_percentile(slow, 0.9) * ms:.0f} ms, "
         f"min {min(slow) * ms:.0f} ms, max {max(slow) * ms:.0f} ms ({ROUNDS} batches)"
     )
     print(
         f"verify/citations, 10 citations on 5 local 100 KB pages, {CLIENTS} clients: "
         f"{len(latencies) / elapsed:.1f} batches/s, median "
-        f"{statistics.median(latencies) * ms:.0f} ms, p99 {_p(latencies, 0.99) * ms:.0f} ms "
-        f"({len(latencies)} batches)"
+        f"{statistics.median(latencies) * ms:.0f} ms, "
+        f"p99 {_percentile(latencies, 0.99) * ms:.0f} ms ({len(latencies)} batches)"
     )
     print(
         f"verify/quotes, 20 quotes on a 1 MB page ({answer['summary']}): median "

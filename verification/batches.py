@@ -38,7 +38,7 @@ from verification.pipeline import (
     read_pages,
     result_claims,
 )
-from verification.records import item_record, record_verification, tally_refusal
+from verification.records import item_record, record_verification, recorded, tally_refusal
 from verification.robots import ensure_robots_allow
 
 ROUTE_CITATIONS = "verify/citations"
@@ -272,7 +272,7 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     results: list[dict[str, Any]] = []
     mode = batch.options.mode
 
-    def record(error: AttestError | None = None) -> None:
+    def record(error: AttestError | None) -> None:
         outcomes = results or [{"match": None, "score": None}] * len(batch.items)
         record_verification(
             route=batch.route,
@@ -290,51 +290,48 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
             ],
         )
 
-    if batch.limited:
-        capacity.failures_take(client_ip=batch.client_ip)
-    every_quote_failed = False
+    holding_place = every_quote_failed = False
     try:
-        started = time.monotonic()
-        fetched = fetch_all(batch.fetchers)
-        timings.fetch_ms = (time.monotonic() - started) * 1000
-        pages = _pages(batch, fetched)
-        timings.extract_ms = sum(page.extract_ms for page in pages)
-        with capacity.MATCH_QUEUE.join() if batch.limited else nullcontext() as place:
-            if place is not None:
-                place.wait_turn()
+        with recorded(record):
+            if batch.limited:
+                capacity.failures_take(client_ip=batch.client_ip)
+                holding_place = True
             started = time.monotonic()
-            results = match_batch(pages, batch.items, batch.options)
-            timings.match_ms = (time.monotonic() - started) * 1000
-        failed = [i for i, result in enumerate(results) if "error" in result]
-        if len(failed) == len(results):
-            every_quote_failed = True
-            raise MatchTooCostlyError(
-                "Every quote of the batch was too costly to match fuzzily; use "
-                '"match": "exact" or shorter quotes.',
-                details={"failed": failed},
+            fetched = fetch_all(batch.fetchers)
+            timings.fetch_ms = (time.monotonic() - started) * 1000
+            pages = _pages(batch, fetched)
+            timings.extract_ms = sum(page.extract_ms for page in pages)
+            with capacity.MATCH_QUEUE.join() if batch.limited else nullcontext() as place:
+                if place is not None:
+                    place.wait_turn()
+                started = time.monotonic()
+                results = match_batch(pages, batch.items, batch.options)
+                timings.match_ms = (time.monotonic() - started) * 1000
+            failed = [i for i, result in enumerate(results) if "error" in result]
+            if len(failed) == len(results):
+                every_quote_failed = True
+                raise MatchTooCostlyError(
+                    "Every quote of the batch was too costly to match fuzzily; use "
+                    '"match": "exact" or shorter quotes.',
+                    details={"failed": failed},
+                )
+            receipt = issue_receipt(
+                route=batch.route,
+                request_id=request_id,
+                tier=tier,
+                pages=[page_claims(page) for page in pages],
+                results=[
+                    result_claims(r, page_index=item.page, raw_quote=item.raw_quote, mode=mode)
+                    for r, item in zip(results, batch.items, strict=True)
+                ],
+                extra={
+                    "failed": [{"index": i, "code": results[i]["error"]["code"]} for i in failed]
+                },
             )
-        receipt = issue_receipt(
-            route=batch.route,
-            request_id=request_id,
-            tier=tier,
-            pages=[page_claims(page) for page in pages],
-            results=[
-                result_claims(r, page_index=item.page, raw_quote=item.raw_quote, mode=mode)
-                for r, item in zip(results, batch.items, strict=True)
-            ],
-            extra={"failed": [{"index": i, "code": results[i]["error"]["code"]} for i in failed]},
-        )
-    except AttestError as exc:
-        record(exc)
-        raise
-    except Exception:
-        record(AttestError(code="internal_error", status_code=500))
-        raise
     finally:
         # The place is given back unless every quote failed: that failure keeps it.
-        if batch.limited and not every_quote_failed:
+        if holding_place and not every_quote_failed:
             capacity.failures_give_back(client_ip=batch.client_ip)
-    record()
     return BatchRun(
         pages=pages, results=results, receipt=receipt, summary=summarise(results, mode=mode)
     )

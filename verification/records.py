@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -92,6 +94,21 @@ def record_verification(
         items=items,
         pages=[page_record(p) for p in pages or ()],
     )
+
+
+@contextmanager
+def recorded(record: Callable[[AttestError | None], None]) -> Iterator[None]:
+    """Run a call's work and record how it ended: answered, refused, or failed (a 500)."""
+    try:
+        yield
+    except AttestError as exc:
+        record(exc)
+        raise
+    except Exception:
+        # Kept for staff to find; the exception itself still becomes a logged 500.
+        record(AttestError(code="internal_error", status_code=500))
+        raise
+    record(None)
 
 
 def tally_refusal(*, route: str, error: AttestError, request_id: str, url: str = "") -> None:

@@ -23,7 +23,7 @@ from verification.pipeline import (
     result_claims,
     too_costly,
 )
-from verification.records import record_verification, tally_refusal
+from verification.records import record_verification, recorded, tally_refusal
 from verification.robots import ensure_robots_allow
 
 ROUTE_QUOTE = "verify/quote"
@@ -62,7 +62,7 @@ def answer_quote(
     page: Page | None = None
     result: dict | None = None
 
-    def record(error: AttestError | None = None) -> None:
+    def record(error: AttestError | None) -> None:
         record_verification(
             route=route,
             request_id=request_id,
@@ -75,7 +75,7 @@ def answer_quote(
             error=error,
         )
 
-    try:
+    with recorded(record):
         started = time.monotonic()
         fetched = fetched_by()
         timings.fetch_ms = (time.monotonic() - started) * 1000
@@ -96,14 +96,6 @@ def answer_quote(
             pages=[page_claims(page)],
             results=[result_claims(result, page_index=0, raw_quote=raw_quote, mode=options.mode)],
         )
-    except AttestError as exc:
-        record(exc)
-        raise
-    except Exception:
-        # Kept for staff to find; the exception itself still becomes a logged 500.
-        record(AttestError(code="internal_error", status_code=500))
-        raise
-    record()
     return {
         "result": result,
         "page": page.as_json(),
@@ -150,7 +142,7 @@ def fetch_text(*, target: Target, request_id: str, tier: str) -> dict[str, Any]:
     timings = Timings()
     page: Page | None = None
 
-    def record(error: AttestError | None = None) -> None:
+    def record(error: AttestError | None) -> None:
         record_verification(
             route=ROUTE_FETCH,
             request_id=request_id,
@@ -162,7 +154,7 @@ def fetch_text(*, target: Target, request_id: str, tier: str) -> dict[str, Any]:
             error=error,
         )
 
-    try:
+    with recorded(record):
         started = time.monotonic()
         fetched = fetch_checked(target)
         timings.fetch_ms = (time.monotonic() - started) * 1000
@@ -175,13 +167,6 @@ def fetch_text(*, target: Target, request_id: str, tier: str) -> dict[str, Any]:
             pages=[page_claims(page)],
             results=[],
         )
-    except AttestError as exc:
-        record(exc)
-        raise
-    except Exception:
-        record(AttestError(code="internal_error", status_code=500))
-        raise
-    record()
     body: dict[str, Any] = {
         "page": page.as_json(),
         "text": page.text.text if page.text is not None else None,
