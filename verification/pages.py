@@ -120,11 +120,6 @@ def dead_page(url: str) -> Page:
     )
 
 
-def build_page(fetched: FetchResult, *, edge: bool) -> Page:
-    """Classify a fetched answer and read its text; raise NotOnEdge for a PDF on an edge server."""
-    return build_pages([fetched], edge=edge)[0]
-
-
 def build_pages(fetched: list[FetchResult], *, edge: bool) -> list[Page]:
     """Pages of several fetched answers; their PDFs are queued and read together.
 
