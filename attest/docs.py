@@ -34,8 +34,9 @@ from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, R
 from verification.addresses import MAX_URL_LENGTH
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.passages import MAX_PASSAGES, SCORER
+from verification.pipeline import MAX_QUOTE_CHARS, MODES
+from verification.samples import SAMPLE_QUOTES, sample_page_url
 from verification.serializers import VerifyQuoteInput
-from verification.services import MAX_QUOTE_CHARS, MODES, SAMPLE_QUOTES, sample_page_url
 
 
 def _verify_quote() -> dict[str, Any]:
@@ -140,7 +141,7 @@ def _common(request: HttpRequest, current: DocPage | None) -> dict[str, Any]:
         "current": current,
         "base_url": f"{scheme}://{host}",
         "public_url": settings.ATTEST_PUBLIC_URL,
-        "sample_page_url": sample_page_url(scheme=scheme, host=host),
+        "sample_page_url": sample_page_url(),
     }
 
 

@@ -30,10 +30,11 @@ from verification.engine.pdf_text import (
     MAX_PAGES,
 )
 from verification.fetch import MAX_REDIRECTS, HostNotFound
-from verification.pdf_pool import PDF_SECONDS, PDF_WORKER_MEMORY, PDF_WORKERS
+from verification.pdf_pool import PDF_SECONDS, PDF_WORKERS
+from verification.pdf_worker import PDF_WORKER_MEMORY
+from verification.pipeline import MAX_QUOTE_CHARS, MatchTooCostlyError
 from verification.robots import MAX_ROBOTS_BYTES, RobotsDisallowed
 from verification.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
-from verification.services import MAX_QUOTE_CHARS, MatchTooCostlyError
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,11 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "billing.openapi.document_unpaid_limit",
     ],
+    # Two choice sets share the field name "match": the mode asked for and the verdict given.
+    "ENUM_NAME_OVERRIDES": {
+        "MatchModeEnum": "verification.pipeline.MODES",
+        "MatchVerdictEnum": "verification.pipeline.VERDICTS",
+    },
 }
 
 # --- CORS (django-cors-headers) -------------------------------------------
@@ -216,6 +221,14 @@ ATTEST_PUBLIC_URL = public_base_url(
     "ATTEST_PUBLIC_URL",
     fallback=env.str("ATTEST_SERVE_URL", default="") or "http://127.0.0.1:8000",
 )
+
+# Capacity shared by every server process (Redis when CACHE_URL is Redis, else the database):
+# batches matched at once and batches that may wait behind them; PDFs read at once and
+# PDFs that may wait. Size them for the whole deployment, not one host.
+ATTEST_MATCH_SLOTS = bounded_int(env, "ATTEST_MATCH_SLOTS", 2, minimum=1, maximum=1000)
+ATTEST_MATCH_QUEUE = bounded_int(env, "ATTEST_MATCH_QUEUE", 6, minimum=0, maximum=10_000)
+ATTEST_PDF_READERS = bounded_int(env, "ATTEST_PDF_READERS", 2, minimum=1, maximum=1000)
+ATTEST_PDF_QUEUE = bounded_int(env, "ATTEST_PDF_QUEUE", 6, minimum=0, maximum=10_000)
 
 # Requests per credential on the fact-ledger routes (django-ratelimit syntax).
 ATTEST_LEDGER_RATE = request_rate(env, "ATTEST_LEDGER_RATE", default="1200/m")

@@ -35,11 +35,26 @@ CHARGING_RULES: tuple[ChargingRule, ...] = (
         False,
     ),
     ChargingRule("Batch larger than the citation limit", 422, "citation_limit", False),
+    ChargingRule(
+        "Unpaid batch of more than 3 citations: the offer, reason trial_too_large",
+        402,
+        "payment_required",
+        False,
+    ),
     ChargingRule("Rate limited, including uncharged failed batches", 429, "rate_limited", False),
-    ChargingRule("Match or PDF queue full", 503, "over_capacity", False),
+    ChargingRule(
+        "Match or PDF queue full (before the offer, or after payment is verified)",
+        503,
+        "over_capacity",
+        False,
+    ),
     ChargingRule("PDF on an edge server", 501, "not_on_edge", False),
     ChargingRule("Unexpected server error", 500, "internal_error", False),
     ChargingRule("Payment facilitator unreachable", 503, "facilitator_unavailable", False),
+    ChargingRule(
+        "DNS resolver failed or timed out (not a missing name)", 503, "dns_unavailable", False
+    ),
+    ChargingRule("Database or shared cache unavailable", 503, "unavailable", False),
     ChargingRule("Page result: real content", 200, None, True),
     ChargingRule("Page result: HTTP error page such as a 404", 200, None, True),
     ChargingRule("Page result: bot wall, JavaScript shell or empty page", 200, None, True),

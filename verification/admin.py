@@ -1,11 +1,17 @@
-"""Read-only admin for verifications and Crossref lookups; failures are one filter away."""
+"""Read-only admin for verification records, failed batches, refusal tallies and Crossref."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Q
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from attest.admin import ReadOnlyAdmin
-from verification.models import CrossrefAnswer, CrossrefLookup, Verification
+from billing.models import PaymentClaim
+from verification.models import Batch, CrossrefAnswer, CrossrefLookup, RefusalTally, Verification
+
+CHARGED = Q(outcome=Verification.Outcome.ANSWERED) & Q(tier__in=["trial", "paid"])
 
 
 class FailedFilter(admin.SimpleListFilter):
@@ -23,6 +29,46 @@ class FailedFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ChargedFilter(admin.SimpleListFilter):
+    title = "charged"
+    parameter_name = "charged"
+
+    def lookups(self, request, model_admin):
+        return [("no", "refused or uncharged"), ("yes", "charged")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "no":
+            return queryset.exclude(CHARGED)
+        if self.value() == "yes":
+            return queryset.filter(CHARGED)
+        return queryset
+
+
+class FailedItemsFilter(admin.SimpleListFilter):
+    title = "failed quotes"
+    parameter_name = "failed_items"
+
+    def lookups(self, request, model_admin):
+        return [("any", "any quote failed"), ("none", "no quote failed")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "any":
+            return queryset.filter(failed_count__gt=0)
+        if self.value() == "none":
+            return queryset.filter(failed_count=0)
+        return queryset
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    head = format_html_join("", "<th>{}</th>", ((h,) for h in headers))
+    body = format_html_join(
+        "",
+        "<tr>{}</tr>",
+        ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows),
+    )
+    return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, body)
+
+
 @admin.register(Verification)
 class VerificationAdmin(ReadOnlyAdmin):
     list_display = [
@@ -37,10 +83,97 @@ class VerificationAdmin(ReadOnlyAdmin):
         "host",
         "total_ms",
     ]
-    list_filter = [FailedFilter, "outcome", "error_code", "route", "content_kind", "mode", "tier"]
+    list_filter = [
+        FailedFilter,
+        ChargedFilter,
+        FailedItemsFilter,
+        "outcome",
+        "error_code",
+        "route",
+        "content_kind",
+        "mode",
+        "tier",
+    ]
     search_fields = ["request_id", "host", "requested_url", "content_sha256"]
     date_hierarchy = "created_at"
-    readonly_fields = [f.name for f in Verification._meta.fields]
+    readonly_fields = [
+        *(f.name for f in Verification._meta.fields if f.name not in {"items", "pages"}),
+        "quote_outcomes",
+        "page_verdicts",
+        "payment",
+    ]
+    exclude = ["items", "pages"]
+
+    @admin.display(description="per-quote outcomes")
+    def quote_outcomes(self, obj: Verification) -> str:
+        rows = [
+            [
+                index,
+                item.get("page"),
+                item.get("match") or "—",
+                item.get("score"),
+                item["error"] or "",
+            ]
+            for index, item in enumerate(obj.items)
+        ]
+        return _table(["#", "page", "match", "score", "error"], rows) if rows else "—"
+
+    @admin.display(description="pages")
+    def page_verdicts(self, obj: Verification) -> str:
+        rows = [
+            [index, p["url"], p.get("http_status"), p["content_kind"], p.get("content_sha256")]
+            for index, p in enumerate(obj.pages)
+        ]
+        return _table(["#", "url", "status", "kind", "content_sha256"], rows) if rows else "—"
+
+    @admin.display(description="payment claim and settlements")
+    def payment(self, obj: Verification) -> str:
+        """The payment claim made for this request (same request ID) and its settlements."""
+        claims = PaymentClaim.objects.filter(request_id=obj.request_id).prefetch_related(
+            "settlements"
+        )
+        links = []
+        for claim in claims:
+            claim_url = reverse("admin:billing_paymentclaim_change", args=[claim.pk])
+            links.append(
+                format_html('<a href="{}">claim {} ({})</a>', claim_url, claim.pk, claim.state)
+            )
+            for settlement in claim.settlements.all():
+                url = reverse("admin:billing_settlement_change", args=[settlement.pk])
+                links.append(format_html('<a href="{}">settlement {}</a>', url, settlement.pk))
+        if not links:
+            return "— (a trial, a sample, or refused before payment)"
+        return format_html_join(", ", "{}", ((link,) for link in links))
+
+
+@admin.register(Batch)
+class BatchAdmin(VerificationAdmin):
+    """Batches only, with how many of their quotes failed."""
+
+    list_display = [
+        "created_at",
+        "route",
+        "outcome",
+        "error_code",
+        "tier",
+        "mode",
+        "item_count",
+        "failed_count",
+        "host",
+        "total_ms",
+    ]
+    list_filter = [FailedItemsFilter, ChargedFilter, FailedFilter, "route", "error_code", "tier"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(route__in=Batch.ROUTES)
+
+
+@admin.register(RefusalTally)
+class RefusalTallyAdmin(ReadOnlyAdmin):
+    list_display = ["hour", "route", "error_code", "count", "last_at", "last_host"]
+    list_filter = ["route", "error_code"]
+    search_fields = ["last_request_id", "last_host"]
+    date_hierarchy = "hour"
 
 
 @admin.register(CrossrefAnswer)

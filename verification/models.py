@@ -1,4 +1,4 @@
-"""A record of every verification: what was asked of which page and how it ended, no quote text."""
+"""Records of verification calls (no quote text), refusal tallies and shared limit state."""
 
 from __future__ import annotations
 
@@ -32,20 +32,80 @@ class Verification(models.Model):
     extract_ms = models.FloatField(null=True, blank=True)
     match_ms = models.FloatField(null=True, blank=True)
     total_ms = models.FloatField()
+    # Batches (verify/citations, verify/quotes): how many quotes, how many carry an error,
+    # each one's outcome ({"page", "match", "error"}) and each distinct page's verdict.
+    item_count = models.PositiveSmallIntegerField(default=1)
+    failed_count = models.PositiveSmallIntegerField(default=0)
+    items = models.JSONField(default=list, blank=True)
+    pages = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["outcome", "-created_at"], name="verif_outcome_created")]
+        indexes = [
+            models.Index(fields=["outcome", "-created_at"], name="verif_outcome_created"),
+            models.Index(fields=["route", "-created_at"], name="verif_route_created"),
+        ]
         constraints = [
+            models.CheckConstraint(
+                condition=models.Q(failed_count__lte=models.F("item_count")),
+                name="verif_failed_within_items",
+            ),
             models.CheckConstraint(
                 condition=models.Q(outcome="answered", error_code="")
                 | (~models.Q(outcome="answered") & ~models.Q(error_code="")),
                 name="verif_error_code_iff_not_answered",
-            )
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.route} {self.outcome} {self.host} ({self.request_id})"
+
+
+class RefusalTally(models.Model):
+    """Requests refused before payment, counted per hour, route and code: one small row each.
+
+    A refusal costs the caller nothing, so it must not cost a row per request either.
+    """
+
+    hour = models.DateTimeField()
+    route = models.CharField(max_length=40)
+    error_code = models.CharField(max_length=64)
+    count = models.PositiveIntegerField(default=0)
+    last_at = models.DateTimeField()
+    last_request_id = models.CharField(max_length=128, blank=True)
+    last_host = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["-hour", "route", "error_code"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["hour", "route", "error_code"], name="verif_one_tally_per_hour_code"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.route} {self.error_code} x{self.count} ({self.hour:%Y-%m-%d %H:00})"
+
+
+class SharedState(models.Model):
+    """A capacity limit's state when there is no shared cache (see verification.shared_state)."""
+
+    key = models.CharField(max_length=200, primary_key=True)
+    value = models.JSONField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Batch(Verification):
+    """The admin's view of the batch routes' records, with their per-quote outcomes."""
+
+    ROUTES = ("verify/citations", "verify/quotes", "sample/citations")
+
+    class Meta:
+        proxy = True
+        verbose_name_plural = "batches"
 
 
 # --- Crossref ---------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from attest.errors import NotOnEdge
@@ -14,9 +14,9 @@ from verification.engine.doi import find_doi
 from verification.engine.html_text import decode_html, html_text
 from verification.engine.injection import injection_flags
 from verification.engine.normalise import Normalised, normalise
-from verification.engine.pdf_text import PdfText, PdfUnreadable
+from verification.engine.pdf_text import PdfText
 from verification.fetch import FetchResult
-from verification.pdf_pool import PdfTimeout, read_pdf
+from verification.pdf_pool import PdfTimeout, read_pdfs
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain"})
@@ -37,7 +37,7 @@ class Page:
     """A fetched page as verification sees it."""
 
     requested_url: str
-    final_url: str
+    final_url: str | None  # None when the host name did not resolve
     http_status: int | None
     content_kind: str
     signals: list[str]
@@ -108,8 +108,42 @@ def _charset(fetched: FetchResult) -> str | None:
     return None
 
 
-def build_page(fetched: FetchResult, *, edge: bool) -> Page:
-    """Classify a fetched answer and read its text; raise NotOnEdge for a PDF on an edge server."""
+def dead_page(url: str) -> Page:
+    """The page of a URL whose host name does not resolve: a result, not an error, in a batch."""
+    return Page(
+        requested_url=url,
+        final_url=None,
+        http_status=None,
+        content_kind="http_error",
+        signals=["host_not_found"],
+        retrieved_at=datetime.now(UTC),
+        evidence={"outcome": "host_not_found"},
+    )
+
+
+def build_pages(fetched: list[FetchResult], *, edge: bool) -> list[Page]:
+    """Pages of several fetched answers; their PDFs are queued and read together.
+
+    Raises NotOnEdge for a PDF on an edge server, before anything is read, and
+    OverCapacity (``pdf_queue_full``) when the PDFs cannot all be queued.
+    """
+    pages, pdfs = [], []
+    for answer in fetched:
+        page, is_pdf = _start_page(answer, edge=edge)
+        pages.append(page)
+        if is_pdf:
+            pdfs.append((page, answer))
+    started = time.monotonic()
+    outcomes = read_pdfs([answer.body for _, answer in pdfs])
+    reading_ms = (time.monotonic() - started) * 1000
+    for (page, answer), outcome in zip(pdfs, outcomes, strict=True):
+        _finish_pdf_page(page, answer, outcome)
+        page.extract_ms += reading_ms
+    return pages
+
+
+def _start_page(fetched: FetchResult, *, edge: bool) -> tuple[Page, bool]:
+    """The page with its verdict and, unless it is a PDF (the bool), its text."""
     started = time.monotonic()
     page = Page(
         requested_url=fetched.requested_url,
@@ -130,25 +164,25 @@ def build_page(fetched: FetchResult, *, edge: bool) -> Page:
                 verdict.content_kind, [f"status_{fetched.http_status}", *verdict.signals]
             )
         page.content_kind, page.signals = verdict.content_kind, list(verdict.signals)
-        return page
+        return page, False
 
     page.content_sha256 = hashlib.sha256(fetched.body).hexdigest()
     status = fetched.http_status or 0
     kind = media_type(fetched)
-    if kind in PDF_TYPES and status < 400:
+    is_pdf = kind in PDF_TYPES and status < 400
+    if is_pdf:
         if edge:
             raise NotOnEdge(
                 "This edge server does not read PDFs; send the request to the full service.",
                 details={"reason": "pdf", "url": fetched.final_url},
             )
-        _read_pdf_page(page, fetched)
     elif kind in HTML_TYPES or kind in TEXT_TYPES or status >= 400:
         _read_markup_page(page, fetched, as_html=kind not in TEXT_TYPES)
     else:
         page.content_kind, page.signals = "unsupported", [f"status_{status}", "content_type"]
         page.evidence["content_type"] = kind
     page.extract_ms = (time.monotonic() - started) * 1000
-    return page
+    return page, is_pdf
 
 
 def _set_doi(page: Page, fetched: FetchResult, meta: dict[str, list[str]] | None = None) -> None:
@@ -198,15 +232,13 @@ def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> Non
     _set_doi(page, fetched, meta=meta)
 
 
-def _read_pdf_page(page: Page, fetched: FetchResult) -> None:
+def _finish_pdf_page(page: Page, fetched: FetchResult, read: PdfText | Exception) -> None:
     status = fetched.http_status or 0
-    try:
-        read = read_pdf(fetched.body)
-    except PdfUnreadable:
-        page.content_kind, page.signals = "unsupported", [f"status_{status}", "pdf_unreadable"]
-        return
-    except PdfTimeout:
+    if isinstance(read, PdfTimeout):
         page.content_kind, page.signals = "timeout", [f"status_{status}", "pdf_read_timeout"]
+        return
+    if isinstance(read, Exception):
+        page.content_kind, page.signals = "unsupported", [f"status_{status}", "pdf_unreadable"]
         return
     page.pdf = read
     page.text = normalise(read.text)

@@ -1,67 +1,129 @@
-"""PDF reading in a small pool of worker processes, so a heavy PDF never stalls a web worker."""
+"""PDF reading in worker processes behind a bounded queue every server process shares.
+
+A PDF first takes a place in the shared PDF queue (``ATTEST_PDF_READERS`` read at
+once across all processes, ``ATTEST_PDF_QUEUE`` more may wait); when there is no
+place the whole request answers 503 ``over_capacity`` (``pdf_queue_full``) and is
+not charged. Once its turn comes it is read by a worker of this process's pebble
+pool, and only that reading counts against ``PDF_SECONDS``: a read that outlives it
+is killed with its worker (pebble starts a fresh one), never left running.
+"""
 
 from __future__ import annotations
 
 import multiprocessing
-import resource
 import threading
-from concurrent.futures import ProcessPoolExecutor
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 
+from django.conf import settings
+from pebble import ProcessExpired, ProcessPool
+
+from verification import limits
+from verification.capacity import POLL_SECONDS, QueuePlace, SharedQueue
 from verification.engine.pdf_text import PdfText, PdfUnreadable, pdf_text
+from verification.pdf_worker import limit_memory
 
 PDF_WORKERS = 2
 PDF_SECONDS = 60
-# A worker that needs more than this is reading a hostile file; the kernel stops it.
-PDF_WORKER_MEMORY = 1536 * 1024 * 1024
+
+PDF_QUEUE = SharedQueue(
+    name="pdf",
+    reason="pdf_queue_full",
+    message="Too many PDFs are waiting to be read right now; retry after Retry-After seconds.",
+    retry_after=5,
+    # Waiting, then reading, then a margin: a place held longer belongs to a dead process.
+    lease_seconds=3 * PDF_SECONDS,
+    max_wait_seconds=PDF_SECONDS,
+    sizes=lambda: limits.QueueLimits(settings.ATTEST_PDF_READERS, settings.ATTEST_PDF_QUEUE),
+)
 
 
 class PdfTimeout(Exception):
     """Reading the PDF took longer than PDF_SECONDS."""
 
 
-_pool: ProcessPoolExecutor | None = None
+_pool: ProcessPool | None = None
 _lock = threading.Lock()
 
 
-def _limit_memory() -> None:
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = PDF_WORKER_MEMORY if hard == resource.RLIM_INFINITY else min(PDF_WORKER_MEMORY, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def _get_pool() -> ProcessPoolExecutor:
+def _get_pool() -> ProcessPool:
     global _pool
     with _lock:
-        if _pool is None:
+        if _pool is None or not _pool.active:
             # spawn, not fork: the parent may hold threads and open sockets.
-            _pool = ProcessPoolExecutor(
+            _pool = ProcessPool(
                 max_workers=PDF_WORKERS,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_limit_memory,
+                initializer=limit_memory,
+                context=multiprocessing.get_context("spawn"),
             )
         return _pool
 
 
-def _discard_pool(broken: ProcessPoolExecutor) -> None:
-    global _pool
-    with _lock:
-        if _pool is broken:
-            _pool = None
-    broken.shutdown(wait=False, cancel_futures=True)
+def _outcome(future: Future) -> PdfText | Exception:
+    """The text, or the PdfUnreadable / PdfTimeout that stands for how the read ended."""
+    try:
+        return future.result()
+    except PdfUnreadable as exc:
+        return exc
+    except FutureTimeout:
+        return PdfTimeout()
+    except (ProcessExpired, MemoryError):
+        return PdfUnreadable("The PDF reader stopped (the file needed too much memory).")
+    except BrokenProcessPool:
+        return PdfUnreadable("The PDF reader stopped unexpectedly.")
+
+
+def read_pdfs(blobs: list[bytes]) -> list[PdfText | Exception]:
+    """Read several PDFs through the shared queue, each as soon as its turn comes.
+
+    Raises ``OverCapacity`` (``pdf_queue_full``) when they cannot all be queued, or when
+    one waits longer than ``PDF_SECONDS`` for its turn. Each entry of the answer is the
+    text, or a ``PdfUnreadable`` / ``PdfTimeout`` for that file.
+    """
+    if not blobs:
+        return []
+    with PDF_QUEUE.join(len(blobs)) as place:
+        return _read_in_turn(place, blobs)
+
+
+def _read_in_turn(place: QueuePlace, blobs: list[bytes]) -> list[PdfText | Exception]:
+    waiting = dict(zip(place.tokens, range(len(blobs)), strict=True))
+    reading: dict[Future, str] = {}
+    outcomes: list[PdfText | Exception | None] = [None] * len(blobs)
+    pool = _get_pool()
+    # Waiting for a turn is bounded apart from reading: the queue must move within this.
+    give_up = time.monotonic() + PDF_QUEUE.max_wait_seconds
+    try:
+        while waiting or reading:
+            if waiting:
+                turns = place.turns()
+                for token in [t for t in waiting if t in turns]:
+                    index = waiting.pop(token)
+                    future = pool.schedule(pdf_text, args=(blobs[index],), timeout=PDF_SECONDS)
+                    reading[future] = token
+                    give_up = time.monotonic() + PDF_QUEUE.max_wait_seconds
+                if waiting and not reading and time.monotonic() > give_up:
+                    raise PDF_QUEUE.full()
+            if not reading:
+                time.sleep(POLL_SECONDS)
+                continue
+            done, _ = wait(list(reading), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            for future in done:
+                token = reading.pop(future)
+                outcomes[place.tokens.index(token)] = _outcome(future)
+                place.leave([token])
+    except BaseException:
+        for future in reading:
+            future.cancel()  # pebble stops a running read with its worker
+        raise
+    return [outcome for outcome in outcomes if outcome is not None]
 
 
 def read_pdf(data: bytes) -> PdfText:
-    """Text of a PDF, read by a pool worker; PdfUnreadable or PdfTimeout when it cannot be."""
-    pool = _get_pool()
-    try:
-        future = pool.submit(pdf_text, data)
-        return future.result(timeout=PDF_SECONDS)
-    except BrokenProcessPool:
-        _discard_pool(pool)
-        raise PdfUnreadable("The PDF reader stopped (the file needed too much memory).") from None
-    except FutureTimeout:
-        raise PdfTimeout() from None
-    except MemoryError:
-        raise PdfUnreadable("The PDF needed too much memory to read.") from None
+    """Text of one PDF; PdfUnreadable or PdfTimeout when it cannot be read."""
+    outcome = read_pdfs([data])[0]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome

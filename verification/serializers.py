@@ -8,8 +8,9 @@ from rest_framework import serializers
 
 from attest.errors import InvalidRequest
 from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
+from verification.batches import MAX_CITATIONS, MAX_QUOTES, check_batch_size
 from verification.engine.classify import CONTENT_KINDS
-from verification.services import MODES, normalised_quote
+from verification.pipeline import MODES, VERDICTS, normalised_quote
 
 # A raw quote this long cannot normalise down to 1,000 characters in any sensible
 # request; refusing it early keeps normalisation cheap.
@@ -45,36 +46,28 @@ class StrictFloatField(serializers.FloatField):
         return super().to_internal_value(data)
 
 
-class VerifyQuoteInput(serializers.Serializer):
-    url = StrictCharField(
-        max_length=MAX_URL_LENGTH,
-        trim_whitespace=False,
-        help_text="http or https URL, at most 2,048 characters.",
-    )
-    quote = StrictCharField(
-        max_length=MAX_RAW_QUOTE_CHARS,
-        trim_whitespace=False,
-        help_text=(
-            "Text to look for (with passages, the claim to find support for); at most 1,000 "
-            "characters after normalisation."
-        ),
-    )
-    match = serializers.ChoiceField(choices=MODES, default="fuzzy")
-    case_sensitive = StrictBooleanField(default=False)
-    threshold = StrictFloatField(min_value=0.5, max_value=1.0, default=0.9)
+class NoUnknownFields(serializers.Serializer):
+    """Refuses a field it does not know: a misspelt "treshold" would otherwise be ignored."""
 
     def to_internal_value(self, data):
-        # A misspelt option ("treshold") would otherwise be ignored and its default used.
         if isinstance(data, dict):
             for name in data:
                 if name not in self.fields:
-                    raise InvalidRequest(
-                        f"{name}: unknown field; the fields are {', '.join(self.fields)}.",
-                        field=name,
+                    raise serializers.ValidationError(
+                        {name: f"unknown field; the fields are {', '.join(self.fields)}."}
                     )
         return super().to_internal_value(data)
 
-    def validate_url(self, value: str) -> str:
+
+class URLField(StrictCharField):
+    """An http(s) URL of at most 2,048 characters that the fetcher can fetch as written."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", "http or https URL, at most 2,048 characters.")
+        super().__init__(max_length=MAX_URL_LENGTH, trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
         try:
             parse_url(value)
         except InvalidURL as exc:
@@ -87,14 +80,89 @@ class VerifyQuoteInput(serializers.Serializer):
             )
         return value
 
+
+def quote_field(**kwargs) -> StrictCharField:
+    return StrictCharField(max_length=MAX_RAW_QUOTE_CHARS, trim_whitespace=False, **kwargs)
+
+
+class MatchOptionsInput(NoUnknownFields):
+    """The matching options every verify route takes."""
+
+    match = serializers.ChoiceField(choices=MODES, default="fuzzy")
+    case_sensitive = StrictBooleanField(default=False)
+    threshold = StrictFloatField(min_value=0.5, max_value=1.0, default=0.9)
+
     def validate(self, attrs: dict) -> dict:
         if attrs["match"] == "passages" and attrs["case_sensitive"]:
             raise InvalidRequest(
                 'case_sensitive: must be false with "match": "passages".', field="case_sensitive"
             )
+        return attrs
+
+
+class VerifyQuoteInput(MatchOptionsInput):
+    url = URLField()
+    quote = quote_field(
+        help_text=(
+            "Text to look for (with passages, the claim to find support for); at most 1,000 "
+            "characters after normalisation."
+        ),
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        attrs = super().validate(attrs)
         # Checked here, before any work; the service normalises the quote again itself.
         normalised_quote(attrs["quote"], mode=attrs["match"])
         return attrs
+
+
+class CitationInput(NoUnknownFields):
+    url = URLField()
+    quote = quote_field(help_text="At most 1,000 characters after normalisation.")
+
+
+class BatchSizeChecked(MatchOptionsInput):
+    """Counts the batch before reading its members: an oversized one is refused unread."""
+
+    batch_field = ""
+    batch_limit = 0
+    batch_noun = ""
+
+    def to_internal_value(self, data):
+        members = data.get(self.batch_field) if isinstance(data, dict) else None
+        if isinstance(members, list):
+            check_batch_size(
+                len(members),
+                limit=self.batch_limit,
+                noun=self.batch_noun,
+                field_name=self.batch_field,
+            )
+        return super().to_internal_value(data)
+
+
+class VerifyCitationsInput(BatchSizeChecked):
+    batch_field, batch_limit, batch_noun = "citations", MAX_CITATIONS, "citations"
+
+    citations = serializers.ListField(
+        child=CitationInput(),
+        min_length=1,
+        help_text=f"1 to {MAX_CITATIONS} objects {{url, quote}}; more is 422 citation_limit.",
+    )
+
+
+class VerifyQuotesInput(BatchSizeChecked):
+    batch_field, batch_limit, batch_noun = "quotes", MAX_QUOTES, "quotes"
+
+    url = URLField()
+    quotes = serializers.ListField(
+        child=quote_field(),
+        min_length=1,
+        help_text=f"1 to {MAX_QUOTES} quotes on the one page; more is 422 citation_limit.",
+    )
+
+
+class FetchInput(NoUnknownFields):
+    url = URLField()
 
 
 class PassageOutput(serializers.Serializer):
@@ -109,7 +177,7 @@ class PassageOutput(serializers.Serializer):
 
 
 class ResultOutput(serializers.Serializer):
-    match = serializers.ChoiceField(choices=["exact", "fuzzy", "none", "passages"])
+    match = serializers.ChoiceField(choices=VERDICTS)
     score = serializers.FloatField(allow_null=True)
     start = serializers.IntegerField(
         allow_null=True, help_text="Code-point offset, normalised text."
@@ -133,7 +201,9 @@ class PdfOutput(serializers.Serializer):
 
 class PageOutput(serializers.Serializer):
     requested_url = serializers.CharField()
-    final_url = serializers.CharField()
+    final_url = serializers.CharField(
+        allow_null=True, help_text="null in a batch when the host name does not resolve."
+    )
     http_status = serializers.IntegerField(allow_null=True)
     content_kind = serializers.ChoiceField(choices=CONTENT_KINDS)
     signals = serializers.ListField(child=serializers.CharField())
@@ -160,4 +230,85 @@ class VerifyQuoteOutput(serializers.Serializer):
     )
     trial_calls_left = serializers.IntegerField(
         required=False, help_text="Trial calls only: free calls this caller has left today."
+    )
+
+
+class PaidAnswerOutput(serializers.Serializer):
+    """The fields every priced answer ends with."""
+
+    receipt = serializers.CharField(
+        help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
+    )
+    tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
+    rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')
+    network = serializers.CharField(required=False, help_text="CAIP-2 network of the payment.")
+
+
+class ItemErrorOutput(serializers.Serializer):
+    code = serializers.CharField(help_text="match_too_costly")
+    message = serializers.CharField()
+    details = serializers.DictField()
+
+
+class BatchResultOutput(ResultOutput):
+    """One quote of a batch; a failed one has ``error`` and every match field null."""
+
+    match = serializers.ChoiceField(choices=VERDICTS, allow_null=True)
+    occurrences = serializers.IntegerField(allow_null=True)
+    normalised_sha256 = serializers.CharField(allow_null=True, required=False)
+    error = ItemErrorOutput(required=False)
+
+
+class CitationResultOutput(BatchResultOutput):
+    url = serializers.CharField()
+    page = serializers.IntegerField(help_text="Index of the citation's page in pages.")
+    final_url = serializers.CharField(allow_null=True)
+    http_status = serializers.IntegerField(allow_null=True)
+    content_kind = serializers.ChoiceField(choices=CONTENT_KINDS)
+    advice = serializers.CharField()
+    note = None
+
+
+class BatchPageOutput(PageOutput):
+    normalised_sha256 = serializers.CharField(allow_null=True)
+    injection_flags = serializers.ListField(child=serializers.CharField())
+    advice = serializers.CharField()
+
+
+class SummaryOutput(serializers.Serializer):
+    exact = serializers.IntegerField()
+    fuzzy = serializers.IntegerField()
+    none = serializers.IntegerField()
+    passages = serializers.IntegerField(required=False, help_text="Passages mode only.")
+    failed = serializers.IntegerField(help_text="Results that carry an error.")
+
+
+class VerifyCitationsOutput(PaidAnswerOutput):
+    results = CitationResultOutput(many=True, help_text="One per citation, in request order.")
+    pages = BatchPageOutput(many=True, help_text="One per distinct URL.")
+    summary = SummaryOutput()
+    note = serializers.CharField(required=False, help_text="Passages mode only.")
+
+
+class VerifyQuotesOutput(PaidAnswerOutput):
+    results = BatchResultOutput(many=True, help_text="One per quote, in request order.")
+    page = PageOutput()
+    injection_flags = serializers.ListField(child=serializers.CharField())
+    advice = serializers.CharField()
+    summary = SummaryOutput()
+    note = serializers.CharField(required=False, help_text="Passages mode only.")
+
+
+class FetchOutput(PaidAnswerOutput):
+    page = PageOutput()
+    text = serializers.CharField(
+        allow_null=True, help_text="The normalised text; null when the page has none."
+    )
+    normalised_sha256 = serializers.CharField(allow_null=True)
+    injection_flags = serializers.ListField(child=serializers.CharField())
+    advice = serializers.CharField()
+    pdf_pages = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        required=False,
+        help_text="PDFs only: [start, end) of each page read, in code points of text.",
     )

@@ -1,4 +1,4 @@
-"""HTTP views for verify/quote and the free samples: parse, call one service, render."""
+"""HTTP views for verify/quote, fetch and the free samples: parse, call one service, render."""
 
 from __future__ import annotations
 
@@ -15,8 +15,15 @@ from attest.schema import error_response
 from billing.decorators import priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.unpaid import unpaid_limited
-from verification import services
-from verification.serializers import VerifyQuoteInput, VerifyQuoteOutput
+from verification import samples, services
+from verification.pipeline import MODES
+from verification.serializers import (
+    FetchInput,
+    FetchOutput,
+    VerifyCitationsOutput,
+    VerifyQuoteInput,
+    VerifyQuoteOutput,
+)
 
 _ERRORS = {
     400: error_response(
@@ -28,6 +35,12 @@ _ERRORS = {
     403: error_response("blocked (non-public address) or robots_disallowed"),
     422: error_response("host_not_found or match_too_costly (not charged)"),
     501: error_response("not_on_edge: a PDF on an edge server"),
+}
+_PDF_QUEUE = {
+    503: error_response(
+        "over_capacity with details.reason pdf_queue_full and Retry-After (not charged); "
+        "facilitator_unavailable or settlement_pending from the payment"
+    ),
 }
 _UNSUPPORTED_MEDIA = {
     415: error_response("unsupported_media_type: send the body as application/json"),
@@ -50,7 +63,13 @@ class VerifyQuoteView(APIView):
         ),
         request=VerifyQuoteInput,
         parameters=PAYMENT_PARAMETERS,
-        responses={200: VerifyQuoteOutput, **_ERRORS, **_UNSUPPORTED_MEDIA, **PAYMENT_RESPONSES},
+        responses={
+            200: VerifyQuoteOutput,
+            **_ERRORS,
+            **_UNSUPPORTED_MEDIA,
+            **PAYMENT_RESPONSES,
+            **_PDF_QUEUE,
+        },
         examples=[
             OpenApiExample(
                 "fuzzy",
@@ -86,10 +105,54 @@ class VerifyQuoteView(APIView):
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         data["target"] = services.admit_url(
-            url=data["url"],
-            route=services.ROUTE_QUOTE,
-            mode=data["match"],
-            request_id=request.request_id,
+            url=data["url"], route=services.ROUTE_QUOTE, request_id=request.request_id
+        )
+        return data
+
+
+@priced("fetch")
+class FetchView(APIView):
+    """POST /v1/fetch: one page's verdict and normalised text, signed. US$0.01, or a trial call."""
+
+    route = services.ROUTE_FETCH
+
+    @extend_schema(
+        summary="Fetch a page's normalised text",
+        description=(
+            "Fetches and classifies the page as verify/quote does and returns its normalised "
+            "text. The receipt signs normalised_sha256, so the text (and any offsets into it) "
+            "can be checked against the receipt alone. A PDF adds pdf_pages, the code-point span "
+            "of each page in text. Results about the page (404s, bot walls, timeouts) are charged."
+        ),
+        request=FetchInput,
+        parameters=PAYMENT_PARAMETERS,
+        responses={
+            200: FetchOutput,
+            400: _ERRORS[400],
+            403: _ERRORS[403],
+            422: error_response("host_not_found (not charged)"),
+            501: _ERRORS[501],
+            **_UNSUPPORTED_MEDIA,
+            **PAYMENT_RESPONSES,
+            **_PDF_QUEUE,
+        },
+        tags=["verification"],
+    )
+    def post(self, request: Request) -> Response:
+        return Response(
+            services.fetch_text(
+                target=request.prechecked["target"],
+                request_id=request.request_id,
+                tier=request.tier,
+            )
+        )
+
+    def precheck(self, request: Request) -> dict:
+        serializer = FetchInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        data["target"] = services.admit_url(
+            url=data["url"], route=services.ROUTE_FETCH, request_id=request.request_id
         )
         return data
 
@@ -110,7 +173,7 @@ class SamplePageView(APIView):
     )
     def get(self, request: Request) -> HttpResponse:
         return HttpResponse(
-            services.sample_page_bytes(self.page_name),
+            samples.sample_page_bytes(self.page_name),
             status=self.status_code,
             content_type="text/html; charset=utf-8",
         )
@@ -144,8 +207,8 @@ class SampleQuoteView(APIView):
             "paraphrased claim; ?page=missing checks the demo 404 page."
         ),
         parameters=[
-            OpenApiParameter("match", str, enum=list(services.MODES), default="fuzzy"),
-            OpenApiParameter("page", str, enum=list(services.SAMPLE_PAGES), default="demo"),
+            OpenApiParameter("match", str, enum=list(MODES), default="fuzzy"),
+            OpenApiParameter("page", str, enum=list(samples.SAMPLE_PAGES), default="demo"),
         ],
         responses={
             200: VerifyQuoteOutput,
@@ -156,16 +219,32 @@ class SampleQuoteView(APIView):
     def get(self, request: Request) -> Response:
         mode = request.query_params.get("match", "fuzzy")
         page_name = request.query_params.get("page", "demo")
-        if mode not in services.MODES:
+        if mode not in MODES:
             raise InvalidRequest("match must be fuzzy, exact or passages.", field="match")
-        if page_name not in services.SAMPLE_PAGES:
+        if page_name not in samples.SAMPLE_PAGES:
             raise InvalidRequest("page must be demo or missing.", field="page")
         return Response(
-            services.sample_quote(
+            samples.sample_quote(
                 mode=mode,
                 page_name=page_name,
                 request_id=request.request_id,
-                scheme=request.scheme,
-                host=request.get_host(),
             )
         )
+
+
+@unpaid_limited
+class SampleCitationsView(APIView):
+    """GET /v1/sample/citations: the verify/citations pipeline on both demo pages, free."""
+
+    @extend_schema(
+        summary="Free sample of verify/citations",
+        description=(
+            "Runs the whole verify/citations pipeline on three citations of the demo page and "
+            "the demo 404 page, in process and without a network fetch: a fuzzy match, a quote "
+            "the page does not hold, and a 404 page result."
+        ),
+        responses={200: VerifyCitationsOutput},
+        tags=["samples"],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(samples.sample_citations(request_id=request.request_id))

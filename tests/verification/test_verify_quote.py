@@ -13,7 +13,7 @@ from tests.verification.pdfs import text_pdf
 from verification.engine.classify import ADVICE
 from verification.engine.html_text import html_text
 from verification.engine.normalise import normalise
-from verification.models import Verification
+from verification.models import RefusalTally, Verification
 
 pytestmark = pytest.mark.django_db
 
@@ -258,8 +258,19 @@ def test_a_host_that_does_not_resolve_is_422_host_not_found(api):
     response = _post(api, url="http://no!such-host.invalid/page", quote="anything")
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "host_not_found"
-    record = Verification.objects.get()
-    assert (record.outcome, record.error_code) == ("refused", "host_not_found")
+    # Refused before payment: counted in the hour's tally, not written as a record of its own.
+    assert not Verification.objects.exists()
+    tally = RefusalTally.objects.get()
+    assert (tally.route, tally.error_code, tally.count) == ("verify/quote", "host_not_found", 1)
+
+
+def test_refusals_before_payment_are_tallied_one_small_row_per_code(api, pages, canary):
+    for _ in range(20):
+        assert _post(api, url="http://no!such-host.invalid/page", quote="x").status_code == 422
+        assert _post(api, url=canary.url("/"), quote="x").status_code == 403
+    assert not Verification.objects.exists()
+    counts = dict(RefusalTally.objects.values_list("error_code", "count"))
+    assert counts == {"host_not_found": 20, "blocked": 20}
 
 
 def test_a_private_address_is_403_blocked_and_never_contacted(api, pages, canary):

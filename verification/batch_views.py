@@ -1,0 +1,154 @@
+"""HTTP views for verify/citations and verify/quotes: parse, call one service, render."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from attest.schema import error_response
+from billing.client_ip import client_ip
+from billing.decorators import priced
+from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from verification import batches
+from verification.pipeline import MatchOptions
+from verification.serializers import (
+    VerifyCitationsInput,
+    VerifyCitationsOutput,
+    VerifyQuotesInput,
+    VerifyQuotesOutput,
+)
+
+_BATCH_ERRORS = {
+    400: error_response(
+        "invalid_request (details.field names the member, e.g. citations[2].quote), or "
+        "invalid_json for a body that is not JSON"
+    ),
+    403: error_response(
+        "blocked or robots_disallowed (details.field names the URL): before payment, or after "
+        "it when a redirect leads there; never charged"
+    ),
+    415: error_response("unsupported_media_type: send the body as application/json"),
+    422: error_response(
+        "citation_limit (too many members); host_not_found (no URL resolves); "
+        "match_too_costly when every quote failed (details.failed lists them). Not charged."
+    ),
+    429: error_response(
+        "rate_limited with details.reason uncharged_failures and Retry-After: the caller's "
+        "6 uncharged failed batches a minute are used (running batches hold a place)"
+    ),
+    501: error_response("not_on_edge: a PDF on an edge server"),
+    503: error_response(
+        "over_capacity with details.reason match_queue_full or pdf_queue_full and "
+        "Retry-After (not charged); facilitator_unavailable or settlement_pending from the "
+        "payment"
+    ),
+}
+
+
+def _options(data: dict) -> MatchOptions:
+    return MatchOptions(data["match"], data["case_sensitive"], data["threshold"])
+
+
+@priced("verify/citations")
+class VerifyCitationsView(APIView):
+    """POST /v1/verify/citations: 1 to 10 quote/URL pairs in one batch. US$0.10, or a trial."""
+
+    route = batches.ROUTE_CITATIONS
+
+    @extend_schema(
+        summary="Verify a batch of citations",
+        description=(
+            "Checks 1 to 10 citations (a quote and the URL it is attributed to). Each distinct "
+            "URL is fetched once, all at once; every quote is matched against its page's copy. "
+            "results has one entry per citation in request order, pages one per distinct URL, "
+            "all under one signed receipt. A quote too costly to match gets its own error while "
+            "the batch is charged; a dead host is a result. A trial covers at most 3 citations."
+        ),
+        request=VerifyCitationsInput,
+        parameters=PAYMENT_PARAMETERS,
+        responses={200: VerifyCitationsOutput, **PAYMENT_RESPONSES, **_BATCH_ERRORS},
+        examples=[
+            OpenApiExample(
+                "two citations",
+                request_only=True,
+                value={
+                    "citations": [
+                        {
+                            "url": "https://www.iana.org/help/example-domains",
+                            "quote": "These domains may be used as illustrative examples",
+                        },
+                        {
+                            "url": "https://www.iana.org/domains/reserved",
+                            "quote": "IANA-managed Reserved Domains",
+                        },
+                    ],
+                    "match": "fuzzy",
+                },
+            )
+        ],
+        tags=["verification"],
+    )
+    def post(self, request: Request) -> Response:
+        batch = request.prechecked
+        run = batches.run_batch(batch=batch, request_id=request.request_id, tier=request.tier)
+        return Response(batches.citations_answer(run, batch, tier=request.tier))
+
+    def precheck(self, request: Request) -> batches.AdmittedBatch:
+        """The request, the caller's limits, the match queue, then every URL: before payment."""
+        serializer = VerifyCitationsInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        return batches.admit_batch(
+            route=batches.ROUTE_CITATIONS,
+            urls=[citation["url"] for citation in data["citations"]],
+            raw_quotes=[citation["quote"] for citation in data["citations"]],
+            options=_options(data),
+            quote_field=lambda i: f"citations[{i}].quote",
+            url_field=lambda i: f"citations[{i}].url",
+            client_ip=client_ip(request),
+            request_id=request.request_id,
+        )
+
+    def trial_size(self, request: Request) -> int:
+        return len(request.prechecked.items)
+
+
+@priced("verify/quotes")
+class VerifyQuotesView(APIView):
+    """POST /v1/verify/quotes: 1 to 20 quotes on one page. US$0.08, or a trial call."""
+
+    route = batches.ROUTE_QUOTES
+
+    @extend_schema(
+        summary="Verify many quotes on one page",
+        description=(
+            "Fetches the page once and matches 1 to 20 quotes on it; results has one entry per "
+            "quote in request order, each with the fields of verify/quote's result. The fuzzy "
+            "searches share twice one verify/quote call's work limit, as a citations batch does."
+        ),
+        request=VerifyQuotesInput,
+        parameters=PAYMENT_PARAMETERS,
+        responses={200: VerifyQuotesOutput, **PAYMENT_RESPONSES, **_BATCH_ERRORS},
+        tags=["verification"],
+    )
+    def post(self, request: Request) -> Response:
+        batch = request.prechecked
+        run = batches.run_batch(batch=batch, request_id=request.request_id, tier=request.tier)
+        return Response(batches.quotes_answer(run, batch, tier=request.tier))
+
+    def precheck(self, request: Request) -> batches.AdmittedBatch:
+        serializer = VerifyQuotesInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        return batches.admit_batch(
+            route=batches.ROUTE_QUOTES,
+            urls=[data["url"]] * len(data["quotes"]),
+            raw_quotes=data["quotes"],
+            options=_options(data),
+            quote_field=lambda i: f"quotes[{i}]",
+            url_field=lambda i: "url",
+            client_ip=client_ip(request),
+            request_id=request.request_id,
+        )

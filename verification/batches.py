@@ -1,0 +1,389 @@
+"""Batches: verify/citations (quote/URL pairs) and verify/quotes (many quotes on one page).
+
+Both run one pipeline. Before payment: every URL admitted (address, robots.txt),
+the caller's bucket of uncharged failures and the match queue checked. After it:
+a place in the bucket held while the batch runs, each distinct page fetched once
+and all of them at once, PDFs through the shared PDF queue, then the matching
+inside the shared match queue with one fuzzy budget (twice one call's) spent in
+page order. A batch whose every quote failed is a 422 and keeps its bucket place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+from attest.errors import AttestError, Unprocessable
+from receipts.services import issue_receipt
+from verification import capacity
+from verification.addresses import parse_url
+from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
+from verification.engine.passages import NOTE as PASSAGES_NOTE
+from verification.fetch import FetchResult, HostNotFound, Target, check_url
+from verification.pages import Page, dead_page
+from verification.pipeline import (
+    MatchOptions,
+    MatchTooCostlyError,
+    Timings,
+    failed_result,
+    fetch_all,
+    fetch_checked,
+    match_on_page,
+    normalised_quote,
+    page_claims,
+    read_pages,
+    result_claims,
+)
+from verification.records import item_record, record_verification, recorded, tally_refusal
+from verification.robots import ensure_robots_allow
+
+ROUTE_CITATIONS = "verify/citations"
+ROUTE_QUOTES = "verify/quotes"
+MAX_CITATIONS = 10
+MAX_QUOTES = 20
+# The fuzzy searches of one batch share twice what one verify/quote call may use.
+BATCH_FUZZY_WORK = 2 * FUZZY_WORK_PER_CALL
+
+
+class CitationLimit(Unprocessable):
+    code = "citation_limit"
+    message = "The batch is larger than the route allows; split it into several calls."
+
+
+class AllHostsNotFound(HostNotFound):
+    message = "No URL of the batch has a host name that resolves; check their spelling."
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One quote of a batch: which distinct page it is checked on, as sent and as matched."""
+
+    page: int
+    raw_quote: str
+    quote: str
+
+
+@dataclass
+class AdmittedBatch:
+    """A batch that passed every check made before payment."""
+
+    route: str
+    urls: list[str]  # distinct, in order of first appearance
+    # One per URL: fetches the checked page, or answers None for a host that does not resolve.
+    fetchers: list[Callable[[], FetchResult | None]]
+    items: list[BatchItem]
+    options: MatchOptions
+    client_ip: str
+    # False for the free samples: they read our own pages in process, outside every limit.
+    limited: bool = True
+
+
+@dataclass
+class BatchRun:
+    """What a batch found: one page per distinct URL, one result per quote."""
+
+    pages: list[Page]
+    results: list[dict[str, Any]]
+    receipt: str
+    summary: dict[str, int] = field(default_factory=dict)
+
+
+def check_batch_size(count: int, *, limit: int, noun: str, field_name: str) -> None:
+    """422 citation_limit for a batch over the route's size (an empty one is a 400 earlier)."""
+    if count > limit:
+        raise CitationLimit(
+            f"{field_name}: at most {limit} {noun} in one call (this one has {count}); "
+            "split it into several calls.",
+            details={"field": field_name, "limit": limit, "count": count},
+        )
+
+
+def _admit_urls(
+    urls: list[str], first_use: list[int], url_field: Callable[[int], str]
+) -> list[Target | None]:
+    """Resolve and check every distinct URL at once, then read each origin's robots.txt once.
+
+    None stands for a URL whose host does not resolve. The refusal raised is that of
+    the first citation, in request order, with a bad URL.
+    """
+    outcomes: list[Target | AttestError | None] = [None] * len(urls)
+
+    def resolve(index: int) -> None:
+        try:
+            outcomes[index] = check_url(urls[index])
+        except HostNotFound:
+            outcomes[index] = None
+        except AttestError as exc:
+            outcomes[index] = exc
+
+    def robots(indexes: list[int]) -> None:
+        for index in indexes:  # one origin: the first read fills the cache for the rest
+            try:
+                ensure_robots_allow(outcomes[index])
+            except AttestError as exc:
+                outcomes[index] = exc
+
+    with ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="admit") as pool:
+        list(pool.map(resolve, range(len(urls))))
+        origins: dict[str, list[int]] = {}
+        for index, outcome in enumerate(outcomes):
+            if isinstance(outcome, Target):
+                origins.setdefault(outcome.parsed.origin, []).append(index)
+        list(pool.map(robots, origins.values()))
+    for index, outcome in enumerate(outcomes):
+        if isinstance(outcome, AttestError):
+            outcome.details.setdefault("field", url_field(first_use[index]))
+            raise outcome
+    return outcomes
+
+
+def admit_batch(
+    *,
+    route: str,
+    urls: list[str],
+    raw_quotes: list[str],
+    options: MatchOptions,
+    quote_field: Callable[[int], str],
+    url_field: Callable[[int], str],
+    client_ip: str,
+    request_id: str,
+) -> AdmittedBatch:
+    """Every check made before payment, cheapest first; a refusal is tallied, never charged.
+
+    ``urls`` and ``raw_quotes`` run in parallel (one entry per quote). Raises
+    InvalidRequest for a bad quote, RateLimited (uncharged_failures) or OverCapacity
+    (match_queue_full) before any page is fetched, then BlockedAddress or
+    RobotsDisallowed for the first bad URL, or AllHostsNotFound when none resolves.
+    """
+    quotes = [
+        normalised_quote(raw, mode=options.mode, field_name=quote_field(i))
+        for i, raw in enumerate(raw_quotes)
+    ]
+    try:
+        capacity.failures_ensure_room(client_ip=client_ip)
+        capacity.MATCH_QUEUE.ensure_room()
+        distinct: dict[str, int] = {}
+        first_use: list[int] = []
+        pages = []
+        for index, url in enumerate(urls):
+            key = parse_url(url).url
+            if key not in distinct:
+                distinct[key] = len(distinct)
+                first_use.append(index)
+            pages.append(distinct[key])
+        targets = _admit_urls(list(distinct), first_use, url_field)
+        if all(target is None for target in targets):
+            raise AllHostsNotFound(details={"hosts": sorted({parse_url(u).host for u in distinct})})
+    except AttestError as exc:
+        tally_refusal(route=route, error=exc, request_id=request_id, url=urls[0])
+        raise
+    return AdmittedBatch(
+        route=route,
+        urls=list(distinct),
+        fetchers=[_fetcher(target) for target in targets],
+        items=batch_items(pages, raw_quotes, quotes),
+        options=options,
+        client_ip=client_ip,
+    )
+
+
+def batch_items(pages: list[int], raw_quotes: list[str], quotes: list[str]) -> list[BatchItem]:
+    return [BatchItem(p, raw, q) for p, raw, q in zip(pages, raw_quotes, quotes, strict=True)]
+
+
+def _fetcher(target: Target | None) -> Callable[[], FetchResult | None]:
+    def fetch_one() -> FetchResult | None:
+        if target is None:
+            return None
+        try:
+            return fetch_checked(target)
+        except HostNotFound:
+            return None  # a redirect to a host that does not resolve: a dead page, as a result
+
+    return fetch_one
+
+
+def _pages(batch: AdmittedBatch, fetched: list[FetchResult | None]) -> list[Page]:
+    """Dead URLs become their result pages; the rest are read (PDFs through the PDF queue)."""
+    live = [answer for answer in fetched if answer is not None]
+    read = iter(read_pages(live))
+    return [
+        next(read) if answer is not None else dead_page(url)
+        for url, answer in zip(batch.urls, fetched, strict=True)
+    ]
+
+
+def match_batch(
+    pages: list[Page], items: list[BatchItem], options: MatchOptions
+) -> list[dict[str, Any]]:
+    """Match every quote on its page, in page order, from one shared fuzzy budget.
+
+    Each fuzzy search may use what one verify/quote call may, and no more than the
+    batch has left. A quote that does not fit gets an error of its own, saying which
+    limit it met; exact matches need no budget, so they are still found after it is
+    spent.
+    """
+    shared = WorkBudget(BATCH_FUZZY_WORK)
+    results: list[dict[str, Any] | None] = [None] * len(items)
+    for index in sorted(range(len(items)), key=lambda i: (items[i].page, i)):
+        item = items[index]
+        allowance = WorkBudget(min(FUZZY_WORK_PER_CALL, shared.remaining))
+        try:
+            results[index] = match_on_page(
+                pages[item.page], item.quote, options=options, budget=allowance
+            )
+        except MatchTooCostly as exc:
+            results[index] = failed_result(_limit_met(exc, shared))
+            continue
+        shared.spend(allowance.spent)
+    return [result for result in results if result is not None]
+
+
+def _limit_met(exc: MatchTooCostly, shared: WorkBudget) -> MatchTooCostly:
+    """The error naming the limit a quote met: its own per-quote one or the batch's share."""
+    if exc.reason == "wide_alphabet":
+        return exc
+    if exc.needed > FUZZY_WORK_PER_CALL:
+        return MatchTooCostly(needed=exc.needed, budget=FUZZY_WORK_PER_CALL)
+    return MatchTooCostly(needed=exc.needed, budget=shared.remaining, exhausted=True)
+
+
+def summarise(results: list[dict[str, Any]], *, mode: str) -> dict[str, int]:
+    kinds = ["exact", "fuzzy", "none"] + (["passages"] if mode == "passages" else [])
+    summary = {kind: sum(1 for r in results if r["match"] == kind) for kind in kinds}
+    summary["failed"] = sum(1 for r in results if "error" in r)
+    return summary
+
+
+def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
+    """Fetch, read, match and sign an admitted batch; record it however it ends.
+
+    Raises RateLimited (uncharged_failures) when the caller's last bucket place went
+    meanwhile, RobotsDisallowed / BlockedAddress met at a redirect, OverCapacity
+    (pdf_queue_full, match_queue_full), NotOnEdge, and MatchTooCostlyError with
+    ``details.failed`` when every quote failed: none of them is charged.
+    """
+    timings = Timings()
+    pages: list[Page] = []
+    results: list[dict[str, Any]] = []
+    mode = batch.options.mode
+
+    def record(error: AttestError | None) -> None:
+        outcomes = results or [{"match": None, "score": None}] * len(batch.items)
+        record_verification(
+            route=batch.route,
+            request_id=request_id,
+            tier=tier,
+            mode=mode,
+            url=batch.urls[0],
+            timings=timings,
+            page=pages[0] if len(pages) == 1 else None,
+            error=error,
+            pages=pages,
+            items=[
+                item_record(r, page_index=i.page)
+                for r, i in zip(outcomes, batch.items, strict=True)
+            ],
+        )
+
+    holding_place = every_quote_failed = False
+    try:
+        with recorded(record):
+            if batch.limited:
+                capacity.failures_take(client_ip=batch.client_ip)
+                holding_place = True
+            started = time.monotonic()
+            fetched = fetch_all(batch.fetchers)
+            timings.fetch_ms = (time.monotonic() - started) * 1000
+            pages = _pages(batch, fetched)
+            timings.extract_ms = sum(page.extract_ms for page in pages)
+            with capacity.MATCH_QUEUE.join() if batch.limited else nullcontext() as place:
+                if place is not None:
+                    place.wait_turn()
+                started = time.monotonic()
+                results = match_batch(pages, batch.items, batch.options)
+                timings.match_ms = (time.monotonic() - started) * 1000
+            failed = [i for i, result in enumerate(results) if "error" in result]
+            if len(failed) == len(results):
+                every_quote_failed = True
+                raise MatchTooCostlyError(
+                    "Every quote of the batch was too costly to match fuzzily; use "
+                    '"match": "exact" or shorter quotes.',
+                    details={"failed": failed},
+                )
+            receipt = issue_receipt(
+                route=batch.route,
+                request_id=request_id,
+                tier=tier,
+                pages=[page_claims(page) for page in pages],
+                results=[
+                    result_claims(r, page_index=item.page, raw_quote=item.raw_quote, mode=mode)
+                    for r, item in zip(results, batch.items, strict=True)
+                ],
+                extra={
+                    "failed": [{"index": i, "code": results[i]["error"]["code"]} for i in failed]
+                },
+            )
+    finally:
+        # The place is given back unless every quote failed: that failure keeps it.
+        if holding_place and not every_quote_failed:
+            capacity.failures_give_back(client_ip=batch.client_ip)
+    return BatchRun(
+        pages=pages, results=results, receipt=receipt, summary=summarise(results, mode=mode)
+    )
+
+
+# --- the two routes' answers ---------------------------------------------------------
+
+
+def page_entry(page: Page) -> dict[str, Any]:
+    """A page of a batch answer: the verify/quote page plus its hashes, flags and advice."""
+    return {
+        **page.as_json(),
+        "normalised_sha256": page.normalised_sha256,
+        "injection_flags": page.injection_flags,
+        "advice": page.advice,
+    }
+
+
+def citations_answer(run: BatchRun, batch: AdmittedBatch, *, tier: str) -> dict[str, Any]:
+    results = []
+    for result, item in zip(run.results, batch.items, strict=True):
+        page = run.pages[item.page]
+        entry = {
+            "url": page.requested_url,
+            "page": item.page,
+            "final_url": page.final_url,
+            "http_status": page.http_status,
+            "content_kind": page.content_kind,
+            "advice": page.advice,
+            **result,
+        }
+        entry.pop("note", None)  # said once, at the top, for the whole batch
+        results.append(entry)
+    body: dict[str, Any] = {
+        "results": results,
+        "pages": [page_entry(page) for page in run.pages],
+        "summary": run.summary,
+    }
+    if batch.options.mode == "passages":
+        body["note"] = PASSAGES_NOTE
+    return {**body, "receipt": run.receipt, "tier": tier}
+
+
+def quotes_answer(run: BatchRun, batch: AdmittedBatch, *, tier: str) -> dict[str, Any]:
+    page = run.pages[0]
+    body: dict[str, Any] = {
+        "results": run.results,
+        "page": page.as_json(),
+        "injection_flags": page.injection_flags,
+        "advice": page.advice,
+        "summary": run.summary,
+    }
+    if batch.options.mode == "passages":
+        body["note"] = PASSAGES_NOTE
+    return {**body, "receipt": run.receipt, "tier": tier}

@@ -1,0 +1,178 @@
+"""The capacity limits every server process shares: the match queue, the PDF queue and the
+per-caller bucket of uncharged failed batches.
+
+The rules are the pure functions of ``verification.limits``; the state lives in
+``verification.shared_state`` (Redis or the database), never in process memory.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from attest.errors import OverCapacity, RateLimited
+from billing.trial import trial_bucket
+from verification import limits
+from verification.shared_state import change_state, read_state
+
+# How often a waiting holder looks whether its turn has come.
+POLL_SECONDS = 0.05
+
+
+def clock() -> float:
+    """Wall-clock seconds: every process (and host) reads the shared limits on the same clock."""
+    return time.time()
+
+
+@dataclass(frozen=True)
+class SharedQueue:
+    """A few holders work at once across every process; a short queue waits behind them."""
+
+    name: str
+    reason: str  # details.reason of the 503 when it is full
+    message: str
+    retry_after: int
+    lease_seconds: float  # a place not left within this (a crashed process) lapses
+    max_wait_seconds: float  # a holder still waiting after this gives up with the 503
+    sizes: Callable[[], limits.QueueLimits]
+
+    @property
+    def key(self) -> str:
+        return f"queue:{self.name}"
+
+    def full(self) -> OverCapacity:
+        return OverCapacity(
+            self.message, details={"reason": self.reason}, retry_after=self.retry_after
+        )
+
+    def has_room(self) -> bool:
+        return limits.queue_has_room(read_state(self.key), now=clock(), limits=self.sizes())
+
+    def ensure_room(self) -> None:
+        """Raise the 503 now if the queue is already full (a check before payment)."""
+        if not self.has_room():
+            raise self.full()
+
+    def join(self, count: int = 1) -> QueuePlace:
+        """Take ``count`` places at the end of the queue, all or none; the 503 if they don't fit."""
+        tokens = [uuid.uuid4().hex for _ in range(count)]
+        sizes = self.sizes()
+
+        def take(holders):
+            joined = limits.queue_join(
+                holders, tokens, now=clock(), lease=self.lease_seconds, limits=sizes
+            )
+            return (holders, False) if joined is None else (joined, True)
+
+        if not change_state(self.key, take, keep_seconds=self.lease_seconds):
+            raise self.full()
+        return QueuePlace(queue=self, tokens=tokens)
+
+
+@dataclass
+class QueuePlace:
+    """Places one request holds in a shared queue; leave them, however the work ends."""
+
+    queue: SharedQueue
+    tokens: list[str]
+    left: set[str] = field(default_factory=set)
+
+    def turns(self) -> set[str]:
+        """The tokens (not yet left) whose turn to work has come."""
+        mine = [t for t in self.tokens if t not in self.left]
+        state = read_state(self.queue.key)
+        return limits.queue_turns(state, mine, now=clock(), limits=self.queue.sizes())
+
+    def wait_turn(self) -> None:
+        """Block until the first place's turn comes; the queue's 503 if it never does in time."""
+        deadline = time.monotonic() + self.queue.max_wait_seconds
+        while self.tokens[0] not in self.turns():
+            if time.monotonic() > deadline:
+                raise self.queue.full()
+            time.sleep(POLL_SECONDS)
+
+    def leave(self, tokens: list[str] | None = None) -> None:
+        going = [t for t in (tokens or self.tokens) if t not in self.left]
+        if not going:
+            return
+        self.left.update(going)
+
+        def drop(holders):
+            remaining = limits.queue_leave(holders, going, now=clock())
+            return (remaining or None), None
+
+        change_state(self.queue.key, drop, keep_seconds=self.queue.lease_seconds)
+
+    def __enter__(self) -> QueuePlace:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.leave()
+
+
+MATCH_QUEUE = SharedQueue(
+    name="match",
+    reason="match_queue_full",
+    message="Too many batches are being matched right now; retry after Retry-After seconds.",
+    retry_after=3,
+    lease_seconds=180,
+    max_wait_seconds=60,
+    sizes=lambda: limits.QueueLimits(settings.ATTEST_MATCH_SLOTS, settings.ATTEST_MATCH_QUEUE),
+)
+
+# --- uncharged failed batches ----------------------------------------------------
+
+# The seed's bucket: 6 places per caller IP, one back every 10 seconds.
+UNCHARGED_FAILURES = limits.BucketRule(size=6, refill_seconds=10.0)
+
+
+def _bucket_key(client_ip: str) -> str:
+    # An unknown caller (no address) shares one bucket with every other unknown caller.
+    return f"uncharged:{trial_bucket(client_ip) or 'unknown'}"
+
+
+def _over_bucket(state) -> RateLimited:
+    wait = limits.bucket_wait(state, now=clock(), rule=UNCHARGED_FAILURES)
+    return RateLimited(
+        f"This address has used its {UNCHARGED_FAILURES.size} uncharged failed batches a minute "
+        "(running batches hold a place too); retry after Retry-After seconds.",
+        details={"reason": "uncharged_failures"},
+        retry_after=wait,
+    )
+
+
+# After this long untouched a bucket is full again, the same as no state at all.
+BUCKET_KEEP_SECONDS = UNCHARGED_FAILURES.size * UNCHARGED_FAILURES.refill_seconds
+
+
+def failures_ensure_room(*, client_ip: str) -> None:
+    """The 429 now, before any page is fetched, if the caller has no place left."""
+    state = read_state(_bucket_key(client_ip))
+    if limits.bucket_level(state, now=clock(), rule=UNCHARGED_FAILURES) < 1:
+        raise _over_bucket(state)
+
+
+def failures_take(*, client_ip: str) -> None:
+    """Hold one place while a batch runs; the 429 if another batch took the last one."""
+
+    def take(state):
+        taken = limits.bucket_take(state, now=clock(), rule=UNCHARGED_FAILURES)
+        return (state, (False, state)) if taken is None else (taken, (True, taken))
+
+    ok, state = change_state(_bucket_key(client_ip), take, keep_seconds=BUCKET_KEEP_SECONDS)
+    if not ok:
+        raise _over_bucket(state)
+
+
+def failures_give_back(*, client_ip: str) -> None:
+    """Return the place a batch held: it did not end with every citation failed."""
+
+    def give(state):
+        new = limits.bucket_give_back(state, now=clock(), rule=UNCHARGED_FAILURES)
+        return new, None
+
+    change_state(_bucket_key(client_ip), give, keep_seconds=BUCKET_KEEP_SECONDS)

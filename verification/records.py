@@ -1,0 +1,128 @@
+"""Writing the verification record: one row per admitted call, one tally row for refusals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from attest.errors import AttestError
+from verification.models import RefusalTally, Verification
+from verification.pages import Page
+from verification.pipeline import Timings
+
+
+def _outcome(error: AttestError | None) -> str:
+    if error is None:
+        return Verification.Outcome.ANSWERED
+    if error.status_code >= 500 and error.code == "internal_error":
+        return Verification.Outcome.FAILED
+    return Verification.Outcome.REFUSED
+
+
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "")[:255]
+
+
+def page_record(page: Page) -> dict[str, Any]:
+    """A page as the record keeps it: its verdict and hashes, no text."""
+    return {
+        "url": page.requested_url,
+        "final_url": page.final_url,
+        "http_status": page.http_status,
+        "content_kind": page.content_kind,
+        "content_sha256": page.content_sha256,
+        "normalised_sha256": page.normalised_sha256,
+    }
+
+
+def item_record(result: dict[str, Any], *, page_index: int) -> dict[str, Any]:
+    """One quote's outcome as the record keeps it: where, what verdict, which error; no quote."""
+    error = result.get("error")
+    return {
+        "page": page_index,
+        "match": result.get("match"),
+        "score": result.get("score"),
+        "error": error["code"] if error else None,
+    }
+
+
+def record_verification(
+    *,
+    route: str,
+    request_id: str,
+    tier: str,
+    mode: str,
+    url: str,
+    timings: Timings,
+    page: Page | None = None,
+    result: dict | None = None,
+    error: AttestError | None = None,
+    pages: list[Page] | None = None,
+    items: list[dict[str, Any]] | None = None,
+) -> Verification:
+    """Write the record of one admitted call; a batch also keeps every page and quote outcome."""
+    items = items or []
+    return Verification.objects.create(
+        route=route,
+        request_id=request_id,
+        tier=tier,
+        outcome=_outcome(error),
+        status_code=200 if error is None else error.status_code,
+        error_code="" if error is None else error.code,
+        mode=mode,
+        match=((result or {}).get("match") or "") if error is None else "",
+        host=host_of(url),
+        requested_url=url,
+        final_url=(page.final_url or "") if page else "",
+        http_status=page.http_status if page else None,
+        content_kind=page.content_kind if page else "",
+        content_sha256=(page.content_sha256 or "") if page else "",
+        normalised_sha256=(page.normalised_sha256 or "") if page else "",
+        pdf_pages_read=page.pdf.pages_read if page and page.pdf else None,
+        fetch_ms=timings.fetch_ms,
+        extract_ms=timings.extract_ms,
+        match_ms=timings.match_ms,
+        total_ms=timings.total_ms(),
+        item_count=len(items) or 1,
+        failed_count=sum(1 for item in items if item["error"]),
+        items=items,
+        pages=[page_record(p) for p in pages or ()],
+    )
+
+
+@contextmanager
+def recorded(record: Callable[[AttestError | None], None]) -> Iterator[None]:
+    """Run a call's work and record how it ended: answered, refused, or failed (a 500)."""
+    try:
+        yield
+    except AttestError as exc:
+        record(exc)
+        raise
+    except Exception:
+        # Kept for staff to find; the exception itself still becomes a logged 500.
+        record(AttestError(code="internal_error", status_code=500))
+        raise
+    record(None)
+
+
+def tally_refusal(*, route: str, error: AttestError, request_id: str, url: str = "") -> None:
+    """Count a request refused before payment in its hour's tally row (one small row at most)."""
+    now = timezone.now()
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    key = {"hour": hour, "route": route, "error_code": error.code}
+    last = {"last_at": now, "last_request_id": request_id, "last_host": host_of(url)}
+    for _ in range(3):
+        if RefusalTally.objects.filter(**key).update(count=F("count") + 1, **last):
+            return
+        try:
+            with transaction.atomic():
+                RefusalTally.objects.create(**key, count=1, **last)
+            return
+        except IntegrityError:
+            continue  # another process created this hour's row first: count in it
