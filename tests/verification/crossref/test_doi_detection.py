@@ -8,7 +8,7 @@ import pytest
 
 from tests.verification.conftest import page
 from verification.fetch import FetchResult, Hop
-from verification.pages import build_page
+from verification.pages import build_pages
 
 PAPER = (
     "<html><head><title>A paper</title>"
@@ -41,7 +41,7 @@ def test_a_cited_doi_org_link_keeps_its_doi_after_the_redirect():
         final="https://publisher.example/article/77",
         redirects=["https://doi.org/10.5555/cited"],
     )
-    built = build_page(fetched, edge=False)
+    (built,) = build_pages([fetched], edge=False)
     # The page's meta tag names another DOI; the link the citation gave wins.
     assert (built.doi, built.doi_source) == ("10.5555/cited", "url")
 
@@ -52,7 +52,7 @@ def test_without_a_doi_org_link_the_page_meta_tag_gives_the_doi():
         requested="https://publisher.example/doi/10.5555/x",
         final="https://publisher.example/doi/10.5555/x",
     )
-    built = build_page(fetched, edge=False)
+    (built,) = build_pages([fetched], edge=False)
     assert (built.doi, built.doi_source) == ("10.5555/version.of.record", "page")
 
 
@@ -60,7 +60,7 @@ def test_a_blog_post_linking_one_paper_does_not_take_its_doi():
     fetched = _fetched(
         BLOG_POST, requested="https://blog.example/post", final="https://blog.example/post"
     )
-    built = build_page(fetched, edge=False)
+    (built,) = build_pages([fetched], edge=False)
     assert (built.doi, built.doi_source) == (None, None)
 
 
@@ -71,7 +71,7 @@ def test_a_doi_org_link_that_timed_out_still_names_its_doi():
         final="https://doi.org/10.5555/slow",
         outcome="timeout",
     )
-    built = build_page(fetched, edge=False)
+    (built,) = build_pages([fetched], edge=False)
     assert built.content_kind == "timeout"
     assert (built.doi, built.doi_source) == ("10.5555/slow", "url")
 
