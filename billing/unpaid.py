@@ -3,6 +3,9 @@
 Every unpaid request from one caller IP (an IPv6 caller by its /64) counts against
 ``ATTEST_UNPAID_RATE``; a request carrying a payment is never turned away by it, but a
 payment the server refuses bought nothing and counts like an unpaid request.
+
+With the cache down, unpaid work is refused (503, as every limit that cannot count), while
+a request carrying a payment goes on to be verified: an outage never turns away a payer.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from x402.http import PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER
 
-from attest.errors import RateLimited
+from attest.errors import CACHE_OUTAGES, RateLimited
 from attest.ratelimit import RateDecision, rate_limit
 from billing.client_ip import client_ip
 from billing.core.payment_header import is_well_formed_payment
@@ -56,7 +59,10 @@ def limit_unpaid(request: Request, *, paid_exempt: bool) -> dict[str, str]:
     ip = client_ip(request)
     header = payment_header(request.headers) if paid_exempt else ""
     if header:
-        decision = _decision(ip, count=False)
+        try:
+            decision = _decision(ip, count=False)
+        except CACHE_OUTAGES:
+            return {}  # the payment itself is verified next; a bad one is refused there
         # Looked at, not counted: the next unpaid request would be over once none remain.
         if decision.remaining == 0 and not is_well_formed_payment(header):
             raise _refused(replace(decision, used=decision.limit + 1))

@@ -39,7 +39,7 @@ def test_a_refused_settlement_leaves_the_verification_recorded_as_refused(api, a
         settings.X402_FACILITATOR_URL = f.url
         refused = _post(api, article, payment=payment, request_id="refused-settle")
     assert refused.status_code == 402
-    record = Verification.objects.get(request_id="refused-settle")
+    record = Verification.objects.get(request_id=refused["X-Request-ID"])
     assert (record.outcome, record.status_code, record.error_code) == (
         "refused",
         402,
@@ -58,7 +58,7 @@ def test_a_pending_settlement_is_recorded_withheld_then_answered_once_reconciled
         facilitator.release()
         facilitator.settle_mode = "ok"
         assert pending.json()["error"]["code"] == "settlement_pending"
-        record = Verification.objects.get(request_id="first")
+        record = Verification.objects.get(request_id=pending["X-Request-ID"])
         assert (record.outcome, record.status_code, record.error_code) == (
             "refused",
             503,
@@ -69,6 +69,7 @@ def test_a_pending_settlement_is_recorded_withheld_then_answered_once_reconciled
     record.refresh_from_db()
     assert (record.outcome, record.status_code, record.error_code) == ("answered", 200, "")
     # The retry ran no work of its own: one record, and the receipt it got says paid, truly.
-    assert not Verification.objects.filter(request_id="retry").exists()
+    assert not Verification.objects.filter(request_id=served["X-Request-ID"]).exists()
     claims = verify_receipt(receipt=served.json()["receipt"]).claims
-    assert (claims["tier"], claims["request_id"]) == ("paid", "first")
+    assert (claims["tier"], claims["request_id"]) == ("paid", pending["X-Request-ID"])
+    assert claims["client_request_id"] == "first"

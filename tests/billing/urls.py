@@ -80,7 +80,7 @@ def priced_test_view(route: str):
                 )
                 outcome = "real"
             if outcome == "hold":
-                if request.request_id.startswith("hold-"):
+                if (request.client_request_id or "").startswith("hold-"):
                     time.sleep(60)
                 outcome = "real"
             return Response(
@@ -89,8 +89,9 @@ def priced_test_view(route: str):
                     "seen_tier": request.tier,
                     "seen_payer": request.payment.payer if request.payment else None,
                     # Which request's work produced this answer: a stored answer sent again
-                    # names the first request, work done again names the retry.
-                    "work_request_id": request.request_id,
+                    # names the first request, work done again names the retry (by the
+                    # caller's X-Request-ID when it sent one, else the server's ID).
+                    "work_request_id": request.client_request_id or request.request_id,
                 }
             )
 

@@ -195,11 +195,13 @@ def test_a_sample_answer_checks_with_its_page_text_and_quote(api, files, jwks_fi
 
 
 @pytest.mark.django_db
-def test_a_receipt_alone_checks_its_signature_and_prints_its_claims(api, files, jwks_file):
+def test_a_receipt_alone_checks_its_signature_and_prints_its_claims(
+    api, files, jwks_file, settings
+):
     receipt = api.get("/v1/sample/quote").json()["receipt"]
     code, out = _run(receipt, "--jwks", jwks_file)
     assert code == 0
-    assert "page 0  http://testserver/v1/sample/page" in out
+    assert f"page 0  {settings.ATTEST_PUBLIC_URL}/v1/sample/page" in out
     assert "result 0  page 0, mode fuzzy: fuzzy, score" in out
     assert "OK    signature" in out
 

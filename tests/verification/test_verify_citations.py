@@ -406,7 +406,7 @@ def test_a_redirect_to_a_dead_host_is_a_dead_page_result(api, pages):
 # --- samples -------------------------------------------------------------------------------------
 
 
-def test_the_citations_sample_runs_on_both_demo_pages(api):
+def test_the_citations_sample_runs_on_both_demo_pages(api, settings):
     response = api.get("/v1/sample/citations")
     assert response.status_code == 200
     body = response.json()
@@ -416,9 +416,10 @@ def test_the_citations_sample_runs_on_both_demo_pages(api):
     assert body["results"][2]["content_kind"] == "http_error"
     assert body["results"][2]["http_status"] == 404
     assert body["summary"] == {"exact": 0, "fuzzy": 1, "none": 2, "failed": 0}
+    public = settings.ATTEST_PUBLIC_URL
     assert [p["requested_url"] for p in body["pages"]] == [
-        "http://testserver/v1/sample/page",
-        "http://testserver/v1/sample/missing",
+        f"{public}/v1/sample/page",
+        f"{public}/v1/sample/missing",
     ]
     assert verify_receipt(receipt=body["receipt"]).claims["route"] == "sample/citations"
 
