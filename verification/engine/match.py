@@ -161,14 +161,18 @@ def _codes(s: str) -> np.ndarray:
     return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+_GROWS = 0xD800
+
+
 @cache
 def _bmp_folds() -> tuple[np.ndarray, np.ndarray, dict[int, str], bytes]:
     """Case folds of the Basic Multilingual Plane as lookup tables, built once (~20 ms).
 
     ``single[c]`` is the fold of ``c`` when it is one character (always one of
-    the BMP), else ``c``; ``grows[c]`` whether ``c`` folds to several, ``longer``
-    those folds; ``latin`` the byte table of ``single`` for Latin-1 (whose only
-    character folding outside Latin-1 is µ, to Greek μ).
+    the BMP), else the lone surrogate ``_GROWS``; ``grows[c]`` whether ``c``
+    folds to several, ``longer`` those folds; ``latin`` the byte table of
+    ``single`` for Latin-1 (whose only character folding outside Latin-1 is µ,
+    to Greek μ).
     """
     single = np.arange(0x10000, dtype=np.uint16)
     longer: dict[int, str] = {}
@@ -182,6 +186,7 @@ def _bmp_folds() -> tuple[np.ndarray, np.ndarray, dict[int, str], bytes]:
     grows = np.zeros(0x10000, dtype=bool)
     grows[list(longer)] = True
     latin = bytes(c if c == 0xB5 else int(single[c]) for c in range(256))
+    single[grows] = _GROWS
     return single, grows, longer, latin
 
 
@@ -220,7 +225,10 @@ class _Haystack:
             growing = np.flatnonzero(codes == 0xDF)  # ß, the only growing Latin-1 character
         elif codes.dtype != np.uint32:
             folded = np.take(single, codes)
-            growing = np.flatnonzero(np.take(grows, codes))
+            # Growing characters fold to a lone surrogate in the table: one cheap
+            # comparison finds them (and any real lone surrogate, sorted out here).
+            growing = np.flatnonzero(folded == _GROWS)
+            growing = growing[np.take(grows, codes[growing])]
         else:  # beyond the BMP: fold the few distinct wide characters one by one
             folded = codes.copy()
             bmp = codes < 0x10000
@@ -228,7 +236,8 @@ class _Haystack:
             wide = np.flatnonzero(~bmp)
             values, inverse = np.unique(codes[wide], return_inverse=True)
             folded[wide] = np.array([ord(chr(v).casefold()) for v in values.tolist()])[inverse]
-            growing = np.flatnonzero(bmp & np.take(grows, codes & 0xFFFF))
+            growing = np.flatnonzero(folded == _GROWS)
+            growing = growing[np.take(grows, codes[growing])]
         if len(growing):
             return self._expand(folded, growing, [longer[c] for c in codes[growing].tolist()])
         return folded
@@ -381,7 +390,7 @@ class _GramFilter:
     def regions(self, m: int, d: int) -> list[tuple[int, int]] | None:
         """Merged text regions that may hold a span within ``d`` edits; None if no bound."""
         g, hits = self.g, self.hits
-        need = (m - d - g + 1) // g - d
+        need = _needed_hits(m, d, g)
         if need < 1:
             return None
         if len(hits) < need:
@@ -400,6 +409,11 @@ class _GramFilter:
         starts = starts[np.concatenate(([0], breaks + 1))]
         ends = ends[np.concatenate((breaks, [len(ends) - 1]))]
         return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+def _needed_hits(m: int, d: int, g: int) -> int:
+    """Sampled quote grams every span within ``d`` edits of an ``m``-character quote holds."""
+    return (m - d - g + 1) // g - d
 
 
 def _quote_grams(q_codes: np.ndarray, g: int, width: int) -> np.ndarray:
@@ -476,57 +490,95 @@ class _Aligner:
                     best = (d, start, end)
         return best
 
+    def upper_bound(
+        self, window: tuple[int, int], k: int
+    ) -> tuple[tuple[int, int, int] | None, bool]:
+        """A span of ``window`` within ``k`` edits, and whether it is the window's best.
+
+        Its distance bounds the answer. With buckets it is the best of edlib's
+        spans by true distance, settled only when that equals edlib's bound.
+        """
+        if not self.bucketed:
+            found = self.best([window], k)
+            return found, found is not None
+        spans = self._align(*window, k)
+        if not spans:
+            return None, False
+        best = min(self._true(spans), key=_preference)
+        return (best if best[0] <= k else None), best[0] == spans[0][0]
+
+    def _true(self, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """The spans with their true distance to the quote."""
+        return [
+            (Levenshtein.distance(self.quote, self._span_text(a, b)), a, b) for _, a, b in spans
+        ]
+
     def _align(self, lo: int, hi: int, k: int) -> list[tuple[int, int, int]]:
         """edlib's fewest-edit spans of ``text[lo:hi]`` (its distance: a bound when bucketed)."""
-        # edlib's cut-off at k pays only on short regions; a long one runs faster without it.
         if hi <= lo:
             return []
-        limit = k if hi - lo <= _LONG_REGION * (self.m + k) else -1
-        found = edlib.align(
-            self.q_bytes, self._text_bytes(lo, hi), mode="HW", task="locations", k=limit
-        )
+        target = self._text_bytes(lo, hi)
+        longest = self.m + k
+        if hi - lo > _LONG_REGION * longest:
+            # One pass finds the distance and the ends; each start then comes from
+            # the short stretch before its end, not from a second pass over it all.
+            found = edlib.align(self.q_bytes, target, mode="HW", task="distance", k=k)
+            if found["editDistance"] < 0:
+                return []
+            spans: set[tuple[int, int, int]] = set()
+            for _, last in found["locations"]:
+                start = max(last + 1 - longest, 0)
+                spans.update(self._locate(target[start : last + 1], lo + start, k))
+            return sorted(spans)
+        return self._locate(target, lo, k)
+
+    def _locate(self, target: bytes, offset: int, k: int) -> list[tuple[int, int, int]]:
+        found = edlib.align(self.q_bytes, target, mode="HW", task="locations", k=k)
         d = found["editDistance"]
-        if d < 0 or d > k:
+        if d < 0:
             return []
         # An empty alignment (start None) matches nothing worth reporting.
         return [
-            (d, lo + start, lo + last + 1)
+            (d, offset + start, offset + last + 1)
             for start, last in found["locations"]
             if start is not None and last >= start
         ]
 
     def _best_bucketed(self, regions: list[tuple[int, int]], k: int) -> tuple[int, int, int] | None:
-        """Windows by their bucketed bound, best first; each checked exactly, until none can win.
+        """Regions by their bucketed bound, best first; each checked exactly, until none can win.
 
-        Every span of at most ``m + k`` characters lies inside one window of
-        twice that length, stepped by that length.
+        A region whose best spans by edlib are truly that close is settled (no
+        span of it can be closer than the bound). Another long region is cut
+        into windows of twice the longest span, stepped by that length (every
+        span lies inside one), so that exact alignment stays local.
         """
         span = self.m + k
-        windows = []
+        pieces = []
         for lo, hi in regions:
+            spans = self._align(lo, hi, k)
+            if not spans:
+                continue
+            if hi - lo <= 2 * span or min(self._true(spans))[0] == spans[0][0]:
+                pieces.append((spans[0][0], lo, hi, spans))
+                continue
             for w_lo in range(lo, max(hi - span, lo + 1), span):
-                spans = self._align(w_lo, min(w_lo + 2 * span, hi), k)
-                if spans:
-                    windows.append((spans[0][0], w_lo, min(w_lo + 2 * span, hi), spans))
+                w_hi = min(w_lo + 2 * span, hi)
+                inner = self._align(w_lo, w_hi, k)
+                if inner:
+                    pieces.append((inner[0][0], w_lo, w_hi, inner))
         best: tuple[int, int, int] | None = None
         cells = 0
-        for bound, lo, hi, spans in sorted(windows):
+        for bound, lo, hi, spans in sorted(pieces):
             if best is not None and bound > best[0]:
                 break
-            d, start, end = min(
-                (
-                    (Levenshtein.distance(self.quote, self._span_text(a, b)), a, b)
-                    for _, a, b in spans
-                ),
-                key=lambda s: (s[0], s[1] - s[2], s[1]),
-            )
+            d, start, end = min(self._true(spans), key=_preference)
             if d > bound:
                 # edlib saw only the spans at the bucketed optimum; another span of
-                # this window may be truly closer: align the window exactly in numpy.
+                # this piece may be truly closer: align it exactly in numpy.
                 cells += self.m * (hi - lo)
                 if cells > MAX_WIDE_ALPHABET_CELLS:
                     raise MatchTooCostly(
-                        needed=self.m * sum(w[2] - w[1] for w in windows),
+                        needed=self.m * sum(p[2] - p[1] for p in pieces),
                         budget=MAX_WIDE_ALPHABET_CELLS,
                         wide_alphabet=True,
                     )
@@ -539,9 +591,14 @@ class _Aligner:
         return best
 
 
+def _preference(span: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Order of spans (d, start, end): fewer edits, then longer, then earlier."""
+    d, start, end = span
+    return d, start - end, start
+
+
 def _better(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
-    """Is span ``a`` (d, start, end) preferred: fewer edits, then longer, then earlier."""
-    return (a[0], a[1] - a[2], a[1]) < (b[0], b[1] - b[2], b[1])
+    return _preference(a) < _preference(b)
 
 
 def _align_any_alphabet(
@@ -597,17 +654,19 @@ def best_fuzzy_span(
         return aligner.best([(0, n)], k)
     first = _GramFilter(t_codes, aligner.q_codes, sizes[0])
     guess = first.best_window(m, k)
-    found = aligner.best([guess], k)
+    found, settled = aligner.upper_bound(guess, k)
     d = k if found is None else found[0]
     regions, covered = [(0, n)], n
     for g in sizes:
+        if _needed_hits(m, d, g) < 1:
+            continue  # too many edits allowed for grams this long to bound anything
         gram_filter = first if g == first.g else _GramFilter(t_codes, aligner.q_codes, g)
         kept = gram_filter.regions(m, d)
         if kept is not None and sum(hi - lo for lo, hi in kept) < covered:
             regions, covered = kept, sum(hi - lo for lo, hi in kept)
             if covered <= _MOST_COVERED * n:
                 break
-    if found is not None and all(guess[0] <= lo and hi <= guess[1] for lo, hi in regions):
+    if settled and all(guess[0] <= lo and hi <= guess[1] for lo, hi in regions):
         return found  # every span within d edits lies in the text already aligned
     return aligner.best(regions, d)
 
