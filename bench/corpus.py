@@ -134,3 +134,40 @@ def chinese_text(size: int, seed: int = 5) -> str:
         out.append("\u3002" if rng.random() < 0.4 else "\uff0c")
         total += run + 1
     return normalise("".join(out)).text[:size]
+
+
+@cache
+def web_page(size: int, seed: int = 11) -> str:
+    """An HTML page of about ``size`` bytes of real prose, typeset as web pages are.
+
+    Paragraphs of ``english_prose`` in indented ``<p>`` blocks with links and
+    emphasis, apostrophes and quotes curly, dashes long, some no-break spaces
+    and accented words, as a page's visible text usually has them.
+    """
+    rng = random.Random(seed)
+    words = english_prose(size).split(" ")
+    blocks: list[str] = []
+    total = i = 0
+    while total < size and i < len(words):
+        take = rng.randint(40, 160)
+        paragraph = " ".join(words[i : i + take])
+        i += take
+        paragraph = re.sub(r"'", "\u2019", paragraph)
+        paragraph = re.sub(r'"([^"]*)"', "\u201c\\1\u201d", paragraph)
+        paragraph = paragraph.replace(" - ", " \u2014 ").replace(" e.g. ", " e.g.\u00a0")
+        parts = paragraph.split(" ")
+        for _ in range(len(parts) // 25):
+            j = rng.randrange(len(parts))
+            parts[j] = rng.choice(
+                [f'<a href="/w/{j}">{parts[j]}</a>', f"<em>{parts[j]}</em>", "caf\u00e9"]
+            )
+        block = (
+            "\n      <p>"
+            + "\n        ".join(" ".join(parts[k : k + 12]) for k in range(0, len(parts), 12))
+            + "</p>"
+        )
+        blocks.append(block)
+        total += len(block)
+    return (
+        "<!doctype html><html><body>\n    <main>" + "".join(blocks) + "\n    </main></body></html>"
+    )

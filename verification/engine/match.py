@@ -46,6 +46,8 @@ import edlib
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from verification.engine.codepoints import codepoints
+
 # One verify/quote call may run a 1,000-character quote over 10 million characters.
 FUZZY_WORK_PER_CALL = 1_000 * 10_000_000
 # Quotes with more than 255 distinct characters are aligned cell by cell in
@@ -148,19 +150,6 @@ def context_window(text: str, start: int, end: int, width: int = CONTEXT_CHARS) 
     return f"{'...' if left > 0 else ''}{window}{'...' if right < len(text) else ''}"
 
 
-def _codes(s: str) -> np.ndarray:
-    """Code points of ``s`` in the narrowest unsigned type that holds them all."""
-    try:
-        return np.frombuffer(s.encode("latin-1"), dtype=np.uint8)
-    except UnicodeEncodeError:
-        pass
-    # surrogatepass: a lone surrogate (possible in a str from JSON) is one code point.
-    wide = np.frombuffer(s.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
-    if len(wide) == len(s):  # nothing beyond the BMP
-        return wide
-    return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-
-
 _GROWS = 0xD800
 
 
@@ -212,7 +201,7 @@ class _Haystack:
             self.data = data if case_sensitive else data.lower()
             self.codes = np.frombuffer(self.data, dtype=np.uint8)
             return
-        codes = _codes(text)
+        codes = codepoints(text)
         if not case_sensitive:
             codes = self._fold(codes)
         self.codes = codes
@@ -259,7 +248,7 @@ class _Haystack:
 
     def encode(self, folded_quote: str) -> bytes | None:
         """The quote in the haystack's code units; None when it cannot occur in them."""
-        codes = _codes(folded_quote)
+        codes = codepoints(folded_quote)
         if codes.itemsize > self.codes.itemsize:
             if codes.max() > np.iinfo(self.codes.dtype).max:
                 return None
@@ -445,7 +434,7 @@ class _Aligner:
     def __init__(self, t_codes: np.ndarray, quote: str) -> None:
         self.t_codes = t_codes
         self.quote = quote
-        q_codes = _codes(quote)
+        q_codes = codepoints(quote)
         self.q_codes = q_codes
         self.m = len(quote)
         self.bucketed = False

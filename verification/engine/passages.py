@@ -63,7 +63,8 @@ from typing import Literal
 import numpy as np
 import snowballstemmer
 
-from verification.engine.match import _codes, context_window
+from verification.engine.codepoints import codepoints
+from verification.engine.match import context_window
 
 SCORER = "lexical-v2"
 MAX_PASSAGES = 3
@@ -354,7 +355,7 @@ def split_units(text: str) -> list[tuple[int, int]]:
     has_cjk = _CJK_RE.search(text) is not None
     ends = np.array([*_sentence_ends(text, has_cjk), len(text)], dtype=np.int64)
     starts = np.concatenate(([0], ends[:-1]))
-    codes = _codes(text)
+    codes = codepoints(text)
     # Each sentence starts at its first character that is not whitespace.
     solid = np.append(np.flatnonzero(~_is_space(codes)), len(text))
     starts = solid[np.searchsorted(solid, starts)]
