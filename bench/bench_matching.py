@@ -21,8 +21,11 @@ from pathlib import Path
 import edlib
 from rapidfuzz import fuzz
 
-from bench.corpus import chinese_text, english_prose, repeated_share
-from verification.engine.match import match_quote
+from bench.corpus import chinese_text, english_prose, repeated_share, web_page
+from verification.engine.html_text import html_text
+from verification.engine.injection import injection_flags
+from verification.engine.match import MatchTooCostly, match_quote
+from verification.engine.normalise import normalise
 from verification.engine.passages import find_passages
 
 KB, MB = 1_000, 1_000_000
@@ -84,7 +87,7 @@ def fuzzy_grid(kind: str, sizes: tuple[int, ...]) -> dict[tuple[int, int, float]
     )
     print(
         "| page | repeated 30-char windows | quote | edits | Attest | rapidfuzz "
-        '`partial_ratio_alignment` | edlib `align(mode="HW")` | vs rapidfuzz | vs edlib '
+        '`partial_ratio_alignment` | edlib `align(mode="HW")` | vs edlib | vs rapidfuzz '
         "| Attest's answer | edlib distance |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -136,16 +139,26 @@ def absent_rows() -> None:
         assert absent not in text
         for threshold in (0.9, 0.7, 0.5):
             contenders = {
-                "attest": lambda t=text, q=absent, th=threshold: match_quote(t, q, threshold=th)
+                "attest": lambda t=text, q=absent, th=threshold: _refused_or(
+                    lambda: match_quote(t, q, threshold=th)
+                )
             }
             if kind == "latin":
                 contenders["edlib"] = lambda t=text, q=absent: edlib.align(q, t, mode="HW")
             got = interleaved(contenders, rounds=5)
-            edlib_ms = f"{got['edlib'][0]:.1f}" if "edlib" in got else "n/a"
+            edlib_ms = f"{got['edlib'][0]:.1f}" if "edlib" in got else "n/a (> 256 symbols)"
+            answer = got["attest"][1]
             print(
                 f"| {kind} | {threshold} | {got['attest'][0]:.1f} | {edlib_ms} "
-                f"| {got['attest'][1].match} |"
+                f"| {answer if isinstance(answer, str) else answer.match} |"
             )
+
+
+def _refused_or(call: Callable[[], object]) -> object:
+    try:
+        return call()
+    except MatchTooCostly as refused:
+        return f"refused: {refused.code} ({refused.reason})"
 
 
 def cjk_against_latin(latin: dict[tuple[int, int, float], float]) -> None:
@@ -189,6 +202,25 @@ def passages_rows() -> None:
         print(
             f"| {_size(size)} | {repeated_share(text):.1%} | {ms:.1f} | {ms / size * MB:.1f} "
             f"| {result.occurrences}, {result.score} |"
+        )
+
+
+def preparation_rows() -> None:
+    """Normalisation and injection flags on a web page's visible text, as requests run them."""
+    print(f"\nEvery request's text preparation (ms, medians of {ROUNDS})\n")
+    print("| page | visible text | normalise | injection flags |")
+    print("|---|---|---|---|")
+    for size in (100 * KB, 1 * MB):
+        read = html_text(web_page(size))
+        got = interleaved(
+            {
+                "normalise": lambda t=read.text: normalise(t),
+                "flags": lambda t=read.text, h=read.hidden_text: injection_flags(t, h),
+            }
+        )
+        print(
+            f"| {_size(size)} of HTML | {len(read.text):,} characters | "
+            f"{got['normalise'][0]:.2f} | {got['flags'][0]:.2f} |"
         )
 
 
@@ -260,6 +292,7 @@ def main() -> None:
     absent_rows()
     exact_rows()
     passages_rows()
+    preparation_rows()
     peak_memory(5 * MB)
     process_rss(5 * MB)
 

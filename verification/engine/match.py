@@ -19,17 +19,31 @@ How work is counted: a fuzzy search costs ``len(quote) * len(text)`` units,
 charged in full before it starts. That is what a plain dynamic-programming
 alignment would do, so the unit is simple to predict and a caller knows a
 quote is too costly before any work happens. The engine itself is much
-cheaper than that: a q-gram count in numpy over the whole text (linear, a few
-vector operations per character) discards every window that cannot reach the
-threshold, and only the few that remain are aligned exactly with edlib. The
-filter is lossless (the q-gram lemma), so the answer equals a full alignment's.
+cheaper than that:
 
-edlib takes at most 256 symbols, so quote characters are remapped to bytes
-(anything not in the quote is one spare byte). A quote with more than 255
-distinct characters is folded into 255 buckets instead, which turns edlib's
-answer into a lower bound per window; windows whose bound still allows the
-threshold are aligned exactly in numpy, most promising first, until none can
-beat the best found. When that exact work would pass
+1. The page is case-folded at C speed (``bytes.lower``, ``bytes.translate``
+   or a lookup table of the BMP's folds) into an array of code units.
+2. A sampled q-gram filter reads only the grams at multiples of ``g`` (8
+   bytes of ASCII read as one integer, straight from the buffer) and marks
+   those that occur in the quote: one pass over an eighth of the page.
+3. The run of samples richest in quote grams is aligned with edlib first;
+   its edit count ``d`` bounds the answer, so the filter need only keep the
+   regions where a span within ``d`` edits could lie (each edit touches at
+   most one sampled gram, so the bound is lossless), and those are aligned
+   exactly. Exact occurrences are counted only when the best span has no
+   edits. The answer equals a full alignment's (a property test checks it
+   against edlib over the whole text).
+
+When ``d`` is too large for any gram length to bound anything (an absent
+quote at a low threshold), the whole page is aligned in one edlib pass.
+
+edlib takes at most 256 symbols: ASCII and Latin-1 pages go to it as bytes;
+other text has its quote characters remapped to bytes (anything not in the
+quote is one spare byte). A quote with more than 255 distinct characters is
+folded into 255 buckets instead, which turns edlib's distance into a lower
+bound: a region whose best spans are truly that close is settled, other
+regions are cut into windows aligned exactly in numpy, most promising first,
+until none can beat the best found. When that exact work would pass
 ``MAX_WIDE_ALPHABET_CELLS`` the match raises ``MatchTooCostly`` (and spends
 nothing): it happens only near the lowest thresholds, on large pages, without
 a close match.
@@ -179,6 +193,14 @@ def _bmp_folds() -> tuple[np.ndarray, np.ndarray, dict[int, str], bytes]:
     return single, grows, longer, latin
 
 
+@cache
+def _fold_blocks() -> bytes:
+    """For each high byte above 0: 1 when its block of 256 code points has a folding character."""
+    single, grows, _, _ = _bmp_folds()
+    changes = (single != np.arange(0x10000)) | grows
+    return bytes([0, *(int(changes[b << 8 : (b + 1) << 8].any()) for b in range(1, 256))])
+
+
 _NOWHERE = np.empty(0, dtype=np.int64)
 
 
@@ -212,12 +234,23 @@ class _Haystack:
         if codes.dtype == np.uint8 and 0xB5 not in codes:
             folded = np.frombuffer(codes.tobytes().translate(latin), dtype=np.uint8)
             growing = np.flatnonzero(codes == 0xDF)  # ß, the only growing Latin-1 character
-        elif codes.dtype != np.uint32:
-            folded = np.take(single, codes)
+        elif codes.dtype == np.uint16:
+            # ASCII capitals in one vector step; then only the characters that may
+            # fold go through the table: Latin-1's µ to ß, and those of the
+            # 256-character blocks holding any fold (never a CJK block), found
+            # by translating the high bytes.
+            folded = codes + (((codes - 65) < 26).astype(np.uint16) << 5)
+            high = codes.view(np.uint8)[1::2].tobytes().translate(_fold_blocks())
+            maybe = np.frombuffer(high, dtype=bool) | ((codes - 0xB5) < 0x2B)
+            where = np.flatnonzero(maybe)
+            folded[where] = np.take(single, codes[where])
             # Growing characters fold to a lone surrogate in the table: one cheap
             # comparison finds them (and any real lone surrogate, sorted out here).
-            growing = np.flatnonzero(folded == _GROWS)
+            growing = where[folded[where] == _GROWS]
             growing = growing[np.take(grows, codes[growing])]
+        elif codes.dtype == np.uint8:  # Latin-1 with µ, which folds to Greek μ
+            folded = np.take(single, codes)
+            growing = np.flatnonzero(codes == 0xDF)
         else:  # beyond the BMP: fold the few distinct wide characters one by one
             folded = codes.copy()
             bmp = codes < 0x10000
@@ -325,8 +358,10 @@ _MIX = {4: np.uint32(0x9E3779B1), 8: np.uint64(0x9E3779B97F4A7C15)}
 # A filter that leaves more of the page than this is not worth its alignment:
 # a smaller gram is tried, then the whole page is aligned.
 _MOST_COVERED = 0.25
-# Regions longer than this many spans are aligned without edlib's cut-off.
+# Regions longer than this many spans are aligned in one distance pass first.
 _LONG_REGION = 4
+# Places first aligned to bound the edits.
+_GUESSES = 3
 
 
 def _slots(grams: np.ndarray) -> np.ndarray:
@@ -367,14 +402,22 @@ class _GramFilter:
         """Samples that can lie inside one span of at most ``m + d`` characters."""
         return (m + d - self.g) // self.g + 1
 
-    def best_window(self, m: int, d: int) -> tuple[int, int]:
-        """The text around the run of samples that holds the most quote grams."""
+    def best_windows(self, m: int, d: int, count: int) -> list[tuple[int, int]]:
+        """The text around the (at most ``count``, apart) runs of samples richest in quote grams."""
         hits, g = self.hits, self.g
         if not len(hits):
-            return 0, min(m + d, self.n)
+            return [(0, min(m + d, self.n))]
         held = np.searchsorted(hits, hits + self._run(m, d)) - np.arange(len(hits))
-        j = int(hits[np.argmax(held)])
-        return max(j * g - g + 1, 0), min(j * g + m + d, self.n)
+        chosen: list[int] = []
+        for i in np.argsort(-held, kind="stable")[: 16 * count].tolist():
+            j = int(hits[i])
+            if all(abs(j - other) * g > m + d for other in chosen):
+                chosen.append(j)
+                if len(chosen) == count:
+                    break
+        # Edits may have destroyed the first grams of the span: reach a span back.
+        span = m + d
+        return [(max(j * g - span, 0), min(j * g + 2 * span, self.n)) for j in chosen]
 
     def regions(self, m: int, d: int) -> list[tuple[int, int]] | None:
         """Merged text regions that may hold a span within ``d`` edits; None if no bound."""
@@ -642,8 +685,16 @@ def best_fuzzy_span(
     if n <= _LONG_REGION * (m + k) or not sizes:
         return aligner.best([(0, n)], k)
     first = _GramFilter(t_codes, aligner.q_codes, sizes[0])
-    guess = first.best_window(m, k)
-    found, settled = aligner.upper_bound(guess, k)
+    # A few of the richest places, apart: one repeated phrase elsewhere on a
+    # large page must not hide the quote's own place.
+    guesses = first.best_windows(m, k, _GUESSES)
+    found: tuple[int, int, int] | None = None
+    settled = True
+    for guess in guesses:
+        span, exact = aligner.upper_bound(guess, k)
+        settled = settled and exact
+        if span is not None and (found is None or _better(span, found)):
+            found = span
     d = k if found is None else found[0]
     regions, covered = [(0, n)], n
     for g in sizes:
@@ -655,7 +706,8 @@ def best_fuzzy_span(
             regions, covered = kept, sum(hi - lo for lo, hi in kept)
             if covered <= _MOST_COVERED * n:
                 break
-    if settled and all(guess[0] <= lo and hi <= guess[1] for lo, hi in regions):
+    inside = all(any(a <= lo and hi <= b for a, b in guesses) for lo, hi in regions)
+    if settled and inside:
         return found  # every span within d edits lies in the text already aligned
     return aligner.best(regions, d)
 

@@ -271,15 +271,20 @@ def _sentence_ends(text: str, has_cjk: bool) -> list[int]:
     ]
 
 
-def _byte_table(members: bytes) -> np.ndarray:
-    table = np.zeros(256, dtype=bool)
-    table[list(members)] = True
-    return table
+def _byte_table(members: bytes) -> bytes:
+    """A ``bytes.translate`` table: 1 for ``members``, 0 for every other byte."""
+    return bytes(int(b in members) for b in range(256))
+
+
+def _marked(data: bytes, table: bytes) -> np.ndarray:
+    """Which bytes of ``data`` the table marks, at ``bytes.translate`` speed."""
+    return np.frombuffer(data.translate(table), dtype=bool)
 
 
 _STOPS = _byte_table(b".!?")
 _RUN = _byte_table(b".!?\"')]")  # what a run of sentence-ending marks may hold
 _WORD_EDGE = _byte_table(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f([\"'")  # whitespace and ( [ " '
+_LATIN_SPACES = _byte_table(bytes(b for b in range(256) if chr(b).isspace()))
 _ABBREVIATION_LETTERS = max(len(a) for a in ABBREVIATIONS)
 
 
@@ -310,12 +315,13 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     looked up as a packed integer, and only ``etc.`` and dotted words go
     through ``_abbreviated``.
     """
-    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    data = text.encode("ascii")
+    codes = np.frombuffer(data, dtype=np.uint8)
     n = len(codes)
-    marks = np.flatnonzero(np.take(_STOPS, codes))
+    marks = np.flatnonzero(_marked(data, _STOPS))
     if not len(marks):
         return []
-    breaks = np.concatenate(([-1], np.flatnonzero(~np.take(_RUN, codes)), [n]))
+    breaks = np.concatenate(([-1], np.flatnonzero(~_marked(data, _RUN)), [n]))
     after = np.searchsorted(breaks, marks)  # the first character after each mark's run
     first = np.concatenate(([True], marks[:-1] <= breaks[after - 1][1:]))
     run_end = breaks[after]
@@ -326,11 +332,11 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     nxt = codes[np.minimum(starts + 1, n - 1)]
     lone = (codes[starts] == 46) & ((starts + 1 == n) | (nxt != 46))
     stops = starts[lone]
-    edges = np.concatenate(([-1], np.flatnonzero(np.take(_WORD_EDGE, codes))))
+    edges = np.concatenate(([-1], np.flatnonzero(_marked(data, _WORD_EDGE))))
     word = np.maximum(edges[np.searchsorted(edges, stops) - 1] + 1, stops - 12)
     length = stops - word
-    dots = np.concatenate(([0], np.cumsum(codes == 46)))
-    dotted = dots[stops] > dots[word]
+    dots = np.flatnonzero(codes == 46)
+    dotted = np.searchsorted(dots, stops) > np.searchsorted(dots, word)
     short = (length <= _ABBREVIATION_LETTERS) & ~dotted
     packed = _packed(word, length, codes)
     listed = short & np.isin(packed, _PACKED_ABBREVIATIONS)
@@ -352,7 +358,7 @@ def split_units(text: str) -> list[tuple[int, int]]:
     """
     if not text:
         return []
-    has_cjk = _CJK_RE.search(text) is not None
+    has_cjk = not text.isascii() and _CJK_RE.search(text) is not None
     ends = np.array([*_sentence_ends(text, has_cjk), len(text)], dtype=np.int64)
     starts = np.concatenate(([0], ends[:-1]))
     codes = codepoints(text)
@@ -409,6 +415,8 @@ def _space_table() -> np.ndarray:
 
 
 def _is_space(codes: np.ndarray) -> np.ndarray:
+    if codes.dtype == np.uint8:
+        return _marked(codes.tobytes(), _LATIN_SPACES)
     table = _space_table()
     if codes.dtype == np.uint32:
         return np.take(table, np.minimum(codes, 0xFFFF)) & (codes <= 0xFFFF)
