@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, cached_property
 from typing import Literal
 
 import edlib
@@ -194,11 +194,11 @@ def _bmp_folds() -> tuple[np.ndarray, np.ndarray, dict[int, str], bytes]:
 
 
 @cache
-def _fold_blocks() -> bytes:
-    """For each high byte above 0: 1 when its block of 256 code points has a folding character."""
+def _fold_blocks(first: int = 1) -> bytes:
+    """For each high byte from ``first``: 1 when its block of 256 code points has a fold."""
     single, grows, _, _ = _bmp_folds()
     changes = (single != np.arange(0x10000)) | grows
-    return bytes([0, *(int(changes[b << 8 : (b + 1) << 8].any()) for b in range(1, 256))])
+    return bytes(int(b >= first and changes[b << 8 : (b + 1) << 8].any()) for b in range(256))
 
 
 _NOWHERE = np.empty(0, dtype=np.int64)
@@ -227,7 +227,11 @@ class _Haystack:
         if not case_sensitive:
             codes = self._fold(codes)
         self.codes = codes
-        self.data = codes.tobytes()
+
+    @cached_property
+    def data(self) -> bytes:
+        """The code units as bytes, for exact search (ASCII pages have them from the start)."""
+        return self.codes.tobytes()
 
     def _fold(self, codes: np.ndarray) -> np.ndarray:
         single, grows, longer, latin = _bmp_folds()
@@ -239,10 +243,14 @@ class _Haystack:
             # fold go through the table: Latin-1's µ to ß, and those of the
             # 256-character blocks holding any fold (never a CJK block), found
             # by translating the high bytes.
-            folded = codes + (((codes - 65) < 26).astype(np.uint16) << 5)
-            high = codes.view(np.uint8)[1::2].tobytes().translate(_fold_blocks())
-            maybe = np.frombuffer(high, dtype=bool) | ((codes - 0xB5) < 0x2B)
-            where = np.flatnonzero(maybe)
+            high = codes.view(np.uint8)[1::2].tobytes()
+            if high[::64].count(0) * 4 > len(high[::64]):  # mostly Latin: capitals in bulk
+                folded = codes + (((codes - 65) < 26).astype(np.uint16) << 5)
+                maybe = np.frombuffer(high.translate(_fold_blocks()), dtype=bool)
+                where = np.flatnonzero(maybe | ((codes - 0xB5) < 0x2B))
+            else:
+                folded = codes.copy()
+                where = np.flatnonzero(np.frombuffer(high.translate(_fold_blocks(0)), dtype=bool))
             folded[where] = np.take(single, codes[where])
             # Growing characters fold to a lone surrogate in the table: one cheap
             # comparison finds them (and any real lone surrogate, sorted out here).
