@@ -101,6 +101,9 @@ def _format_controls() -> tuple[np.ndarray, list[tuple[int, int]]]:
     return table, wide
 
 
+_format_controls()  # built at import, so that no request pays for it
+
+
 def _invisible_count(text: str) -> int:
     if text.isascii():
         return 0  # no format control is ASCII

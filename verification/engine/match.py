@@ -169,7 +169,7 @@ _GROWS = 0xD800
 
 @cache
 def _bmp_folds() -> tuple[np.ndarray, np.ndarray, dict[int, str], bytes]:
-    """Case folds of the Basic Multilingual Plane as lookup tables, built once (~20 ms).
+    """Case folds of the Basic Multilingual Plane as lookup tables, built once.
 
     ``single[c]`` is the fold of ``c`` when it is one character (always one of
     the BMP), else the lone surrogate ``_GROWS``; ``grows[c]`` whether ``c``
@@ -200,6 +200,10 @@ def _fold_blocks(first: int = 1) -> bytes:
     changes = (single != np.arange(0x10000)) | grows
     return bytes(int(b >= first and changes[b << 8 : (b + 1) << 8].any()) for b in range(256))
 
+
+# Built at import, so that no request pays for them.
+_fold_blocks(0)
+_fold_blocks(1)
 
 _NOWHERE = np.empty(0, dtype=np.int64)
 

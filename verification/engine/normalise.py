@@ -39,7 +39,7 @@ from functools import cache, cached_property
 
 import numpy as np
 
-from verification.engine.codepoints import codepoints
+from verification.engine.codepoints import codepoints, is_space
 
 _INVISIBLE_RANGES = [
     (0x00, 0x08),
@@ -175,19 +175,17 @@ def _run_edits(chunk: str, base: int) -> list[tuple[int, int, str]]:
 
 
 @cache
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every BMP code point: dropped as invisible, whitespace, and its simple replacement.
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    """For every BMP code point: dropped as invisible, and its simple replacement.
 
     The replacement is NFKC plus the quote and dash mapping when that is one
     character and neither it nor the result can combine with a neighbour;
-    else ``_SLOW``. Built once, on first use (about 0.1 s).
+    else ``_SLOW``.
     """
     invisible = np.zeros(0x10000, dtype=bool)
     for a, b in _INVISIBLE_RANGES:
         if a < 0x10000:
             invisible[a : min(b, 0xFFFF) + 1] = True
-    space = np.zeros(0x10000, dtype=bool)
-    space[[cp for cp in range(0x10000) if chr(cp).isspace()]] = True
     joining = set(_JOINING)
     simple = np.arange(0x10000, dtype=np.uint32)
     for cp in range(0x80, 0x10000):
@@ -196,7 +194,10 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             continue
         out = _nfkc(chr(cp))
         simple[cp] = ord(out) if len(out) == 1 and ord(out) not in joining else _SLOW
-    return invisible, space, simple
+    return invisible, simple
+
+
+_tables()  # built at import, so that no request pays for it
 
 
 def _narrowest(codes: np.ndarray) -> np.ndarray:
@@ -278,7 +279,7 @@ def normalise(text: str) -> Normalised:
     """Normalise ``text`` as the verification API specifies and keep the way back."""
     if not text:
         return Normalised(text="", source_length=0)
-    invisible, space, simple = _tables()
+    invisible, simple = _tables()
     codes = codepoints(text)
     origin = np.arange(len(codes), dtype=np.int64)
     # 1. Invisible characters
@@ -289,11 +290,7 @@ def normalise(text: str) -> Normalised:
     if not text.isascii():
         codes, origin = _nfkc_step(codes, origin, simple)
     # 3. Whitespace: a run becomes one space where it starts; none at either end.
-    spaces = (
-        np.take(space, codes & 0xFFFF) & (codes < 0x10000)
-        if codes.dtype == np.uint32
-        else np.take(space, codes)
-    )
+    spaces = is_space(codes)
     if spaces.any():
         starts = spaces & ~np.concatenate(([False], spaces[:-1]))
         keep = ~spaces | starts

@@ -63,7 +63,7 @@ from typing import Literal
 import numpy as np
 import snowballstemmer
 
-from verification.engine.codepoints import codepoints
+from verification.engine.codepoints import codepoints, is_space
 from verification.engine.match import context_window
 
 SCORER = "lexical-v2"
@@ -284,7 +284,6 @@ def _marked(data: bytes, table: bytes) -> np.ndarray:
 _STOPS = _byte_table(b".!?")
 _RUN = _byte_table(b".!?\"')]")  # what a run of sentence-ending marks may hold
 _WORD_EDGE = _byte_table(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f([\"'")  # whitespace and ( [ " '
-_LATIN_SPACES = _byte_table(bytes(b for b in range(256) if chr(b).isspace()))
 _ABBREVIATION_LETTERS = max(len(a) for a in ABBREVIATIONS)
 
 
@@ -325,7 +324,7 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     after = np.searchsorted(breaks, marks)  # the first character after each mark's run
     first = np.concatenate(([True], marks[:-1] <= breaks[after - 1][1:]))
     run_end = breaks[after]
-    spaced = (run_end == n) | np.take(_space_table(), codes[np.minimum(run_end, n - 1)])
+    spaced = (run_end == n) | is_space(codes[np.minimum(run_end, n - 1)])
     keep = first & spaced
     starts, ends = marks[keep], run_end[keep]
     # Full stops not followed by another: the word before may make them no end.
@@ -363,7 +362,7 @@ def split_units(text: str) -> list[tuple[int, int]]:
     starts = np.concatenate(([0], ends[:-1]))
     codes = codepoints(text)
     # Each sentence starts at its first character that is not whitespace.
-    solid = np.append(np.flatnonzero(~_is_space(codes)), len(text))
+    solid = np.append(np.flatnonzero(~is_space(codes)), len(text))
     starts = solid[np.searchsorted(solid, starts)]
     keep = starts < ends
     starts, ends = starts[keep], ends[keep]
@@ -404,23 +403,6 @@ def _cut_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, 
     firsts = np.arange(0, len(word_starts), MAX_WORDS_PER_UNIT)
     lasts = np.minimum(firsts + MAX_WORDS_PER_UNIT, len(word_starts)) - 1
     return list(zip(word_starts[firsts].tolist(), word_ends[lasts].tolist(), strict=True))
-
-
-@cache
-def _space_table() -> np.ndarray:
-    """``str.isspace`` for every BMP code point (no whitespace lies beyond it)."""
-    table = np.zeros(0x10000, dtype=bool)
-    table[[cp for cp in range(0x10000) if chr(cp).isspace()]] = True
-    return table
-
-
-def _is_space(codes: np.ndarray) -> np.ndarray:
-    if codes.dtype == np.uint8:
-        return _marked(codes.tobytes(), _LATIN_SPACES)
-    table = _space_table()
-    if codes.dtype == np.uint32:
-        return np.take(table, np.minimum(codes, 0xFFFF)) & (codes <= 0xFFFF)
-    return np.take(table, codes)
 
 
 def _is_cjk(codes: np.ndarray) -> np.ndarray:
