@@ -744,8 +744,11 @@ def match_quote(
         raise ValueError(f"unknown match mode {mode!r}")
     if not 0 < threshold <= 1:
         raise ValueError("threshold must be in (0, 1]")
-    hay = _Haystack(text, case_sensitive)
     needle = quote if case_sensitive else quote.casefold()
+    if (mode == "exact" or threshold >= 1) and text.isascii():
+        # ASCII folds in place (casefold is lower here): search the str itself.
+        return _ascii_exact(text, text if case_sensitive else text.lower(), needle)
+    hay = _Haystack(text, case_sensitive)
     if mode == "exact" or threshold >= 1:
         return _exact_result(text, hay, needle) or _NO_MATCH
     needed = fuzzy_work(text, quote)
@@ -781,6 +784,16 @@ def match_quote(
     return MatchResult(
         "fuzzy", round(score, 3), start, end, context_window(text, start, end), 1, needed
     )
+
+
+def _ascii_exact(text: str, folded: str, needle: str) -> MatchResult:
+    first = folded.find(needle)
+    if first == -1:
+        return _NO_MATCH
+    end = first + len(needle)
+    # Counting from the first hit counts the same non-overlapping hits as from 0.
+    count = folded.count(needle, first)
+    return MatchResult("exact", 1.0, first, end, context_window(text, first, end), count, 0)
 
 
 def _exact_result(text: str, hay: _Haystack, needle: str) -> MatchResult | None:

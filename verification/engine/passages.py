@@ -305,6 +305,23 @@ _PACKED_ABBREVIATIONS = np.array(sorted(_pack_word(a) for a in ABBREVIATIONS), d
 _PACKED_ETC = _pack_word("etc")
 
 
+def _run_ends(data: bytes, marks: np.ndarray) -> np.ndarray:
+    """Where the run of characters a sentence end may hold, from each mark on, stops."""
+    n = len(data)
+    run = _marked(data, _RUN)
+    ends = marks + 1
+    # Runs are a few characters long: step them all together, a few times.
+    for _ in range(8):
+        going = np.flatnonzero(ends < n)
+        going = going[run[ends[going]]]
+        if not len(going):
+            return ends
+        ends[going] += 1
+    # Long runs of marks (rare): look the stops up among all the other characters.
+    stops = np.append(np.flatnonzero(~run), n)
+    return stops[np.searchsorted(stops, marks)]
+
+
 def _ascii_sentence_ends(text: str) -> list[int]:
     """``_ends_sentence`` for every run of an ASCII page at once, in numpy.
 
@@ -320,10 +337,9 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     marks = np.flatnonzero(_marked(data, _STOPS))
     if not len(marks):
         return []
-    breaks = np.concatenate(([-1], np.flatnonzero(~_marked(data, _RUN)), [n]))
-    after = np.searchsorted(breaks, marks)  # the first character after each mark's run
-    first = np.concatenate(([True], marks[:-1] <= breaks[after - 1][1:]))
-    run_end = breaks[after]
+    run_end = _run_ends(data, marks)
+    # A mark starts a run unless the run before it reaches it.
+    first = np.concatenate(([True], run_end[:-1] <= marks[1:]))
     spaced = (run_end == n) | is_space(codes[np.minimum(run_end, n - 1)])
     keep = first & spaced
     starts, ends = marks[keep], run_end[keep]
@@ -361,9 +377,16 @@ def split_units(text: str) -> list[tuple[int, int]]:
     ends = np.array([*_sentence_ends(text, has_cjk), len(text)], dtype=np.int64)
     starts = np.concatenate(([0], ends[:-1]))
     codes = codepoints(text)
-    # Each sentence starts at its first character that is not whitespace.
-    solid = np.append(np.flatnonzero(~is_space(codes)), len(text))
-    starts = solid[np.searchsorted(solid, starts)]
+    # Each sentence starts at its first character that is not whitespace: a
+    # start on whitespace moves past the run of whitespace holding it.
+    blank = np.flatnonzero(is_space(codes))
+    at = np.searchsorted(blank, starts)
+    on_blank = (
+        np.flatnonzero(blank[np.minimum(at, len(blank) - 1)] == starts) if len(blank) else at[:0]
+    )
+    if len(on_blank):
+        run_last = np.append(np.flatnonzero(np.diff(blank) != 1), len(blank) - 1)
+        starts[on_blank] = blank[run_last[np.searchsorted(run_last, at[on_blank])]] + 1
     keep = starts < ends
     starts, ends = starts[keep], ends[keep]
     spaces = np.flatnonzero(codes == 32)

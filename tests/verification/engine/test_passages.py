@@ -340,6 +340,7 @@ sentence_parts = st.sampled_from(
         "J.", "a.", "Fig.)", "(Prof.", "'b.", "x.y.z.w.v.u.t.s.", "abcdefghijklmnop.",
         "word", "end.", "why?", "no!", "Wait...", "?!", '"stop."', "12.5", "1,000", ".", "..",
         "东京", "。", "｡", "本当?", "\uff09", "」", "İ.", "\u00a0", "\t", "\x1c",
+        "." * 12, "?!" * 6,
     ]
 )  # fmt: skip
 gaps = st.sampled_from(["", " ", " ", "  ", "\n"])
