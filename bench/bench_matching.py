@@ -161,13 +161,24 @@ def _refused_or(call: Callable[[], object]) -> object:
         return f"refused: {refused.code} ({refused.reason})"
 
 
-def cjk_against_latin(latin: dict[tuple[int, int, float], float]) -> None:
-    cjk = fuzzy_grid("cjk", (1 * MB,))
-    print("\nChinese over English, same cell (1 MB)\n")
-    print("| quote | edits | Chinese / English time |")
-    print("|---|---|---|")
-    for (size, length, rate), ms in cjk.items():
-        print(f"| {length} | {rate:.0%} | {ms / latin[(size, length, rate)]:.2f} |")
+def cjk_against_latin() -> None:
+    """Chinese and English pages of 1 MB, interleaved cell by cell."""
+    fuzzy_grid("cjk", (1 * MB,))
+    latin, cjk = _page("latin", MB), _page("cjk", MB)
+    print(f"\nChinese against English, 1 MB each, interleaved (ms, medians of {ROUNDS})\n")
+    print("| quote | edits | English | Chinese | Chinese / English |")
+    print("|---|---|---|---|---|")
+    for length in QUOTES:
+        for rate in EDIT_RATES:
+            lq, cq = _quote(latin, length, rate, "latin"), _quote(cjk, length, rate, "cjk")
+            got = interleaved(
+                {
+                    "latin": lambda q=lq: match_quote(latin, q),
+                    "cjk": lambda q=cq: match_quote(cjk, q),
+                }
+            )
+            a, c = got["latin"][0], got["cjk"][0]
+            print(f"| {length} | {rate:.0%} | {a:.2f} | {c:.2f} | {c / a:.2f} |")
 
 
 def exact_rows() -> None:
@@ -288,7 +299,7 @@ def process_rss(size: int) -> None:
 def main() -> None:
     latin = fuzzy_grid("latin", SIZES)
     per_megabyte(latin)
-    cjk_against_latin(latin)
+    cjk_against_latin()
     absent_rows()
     exact_rows()
     passages_rows()

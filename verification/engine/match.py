@@ -611,21 +611,30 @@ class _Aligner:
                 if inner:
                     pieces.append((inner[0][0], w_lo, w_hi, inner))
         best: tuple[int, int, int] | None = None
-        cells = 0
-        for bound, lo, hi, spans in sorted(pieces):
+        checked = sorted(
+            (bound, lo, hi, min(self._true(spans), key=_preference))
+            for bound, lo, hi, spans in pieces
+        )
+        # Settled pieces (true distance equal to the bound) answer at once; the
+        # others need exact alignment wherever their bound may still win. When
+        # that could pass the cap, refuse now rather than after most of it.
+        settled = [true for bound, _, _, true in checked if true[0] == bound]
+        limit = min(settled, key=_preference)[0] if settled else k
+        doubtful = [
+            (lo, hi) for bound, lo, hi, true in checked if true[0] > bound and bound <= limit
+        ]
+        if self.m * sum(hi - lo for lo, hi in doubtful) > MAX_WIDE_ALPHABET_CELLS:
+            raise MatchTooCostly(
+                needed=self.m * sum(hi - lo for lo, hi in doubtful),
+                budget=MAX_WIDE_ALPHABET_CELLS,
+                wide_alphabet=True,
+            )
+        for bound, lo, hi, (d, start, end) in checked:
             if best is not None and bound > best[0]:
                 break
-            d, start, end = min(self._true(spans), key=_preference)
             if d > bound:
                 # edlib saw only the spans at the bucketed optimum; another span of
                 # this piece may be truly closer: align it exactly in numpy.
-                cells += self.m * (hi - lo)
-                if cells > MAX_WIDE_ALPHABET_CELLS:
-                    raise MatchTooCostly(
-                        needed=self.m * sum(p[2] - p[1] for p in pieces),
-                        budget=MAX_WIDE_ALPHABET_CELLS,
-                        wide_alphabet=True,
-                    )
                 exact = _align_any_alphabet(self.q_codes, self.t_codes[lo:hi], k)
                 if exact is None:
                     continue
@@ -746,8 +755,8 @@ def match_quote(
         raise ValueError("threshold must be in (0, 1]")
     needle = quote if case_sensitive else quote.casefold()
     if (mode == "exact" or threshold >= 1) and text.isascii():
-        # ASCII folds in place (casefold is lower here): search the str itself.
-        return _ascii_exact(text, text if case_sensitive else text.lower(), needle)
+        # ASCII folds in place (one character to one): search the folded str itself.
+        return _ascii_exact(text, text if case_sensitive else text.casefold(), needle)
     hay = _Haystack(text, case_sensitive)
     if mode == "exact" or threshold >= 1:
         return _exact_result(text, hay, needle) or _NO_MATCH
