@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import statistics
-import tempfile
 import time
+
+from bench.setup import django_on_a_scratch_database
 
 
 def _timed(label: str, count: int, run) -> None:
@@ -21,22 +22,14 @@ def _timed(label: str, count: int, run) -> None:
 
 
 def main() -> None:
-    workdir = tempfile.mkdtemp(prefix="attest-bench-billing-")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
-    os.environ["ATTEST_VAR_DIR"] = workdir
     os.environ["X402_FACILITATOR_URL"] = ""
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    django_on_a_scratch_database("billing")
     from django.test import Client, override_settings
     from eth_account import Account
     from x402 import x402ClientSync
     from x402.http import decode_payment_required_header, encode_payment_signature_header
     from x402.mechanisms.evm.exact import ExactEvmClientScheme
 
-    call_command("migrate", verbosity=0)
     payer = x402ClientSync()
     payer.register("eip155:84532", ExactEvmClientScheme(Account.create()))
     count = 200

@@ -1,4 +1,10 @@
-"""Matching engine: fuzzy on 1 and 5 MB beside rapidfuzz and edlib, passages, memory."""
+"""Matching engine on real prose, beside rapidfuzz, edlib and ``casefold().find()``, interleaved.
+
+Every case runs all its contenders in one process, one call each per round in
+turn, for ROUNDS rounds; the figure is the median of the rounds. Texts come
+from ``bench/corpus.py`` (real English prose, generated Chinese) and each
+table states the share of repeated 30-character windows of the text it ran on.
+"""
 
 from __future__ import annotations
 
@@ -11,124 +17,237 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from pydoc_data.topics import topics
 
 import edlib
 from rapidfuzz import fuzz
 
-from verification.engine.match import match_quote
+from bench.corpus import chinese_text, english_prose, repeated_share, web_page
+from verification.engine.html_text import html_text
+from verification.engine.injection import injection_flags
+from verification.engine.match import MatchTooCostly, match_quote
 from verification.engine.normalise import normalise
 from verification.engine.passages import find_passages
 
-MB = 1_000_000
-QUOTE_LENGTH = 1_000
-EDIT_RATE = 0.05
+KB, MB = 1_000, 1_000_000
+ROUNDS = 7
+SIZES = (100 * KB, 1 * MB, 5 * MB)
+QUOTES = (200, 1_000)
+EDIT_RATES = (0.0, 0.05, 0.10)
+CLAIM = "The interpreter reported an exception when the attribute lookup failed in 2025"
 
 
-def natural_text(size: int, seed: int = 7) -> str:
-    """English prose of ``size`` characters: a word-level Markov chain over Python's own docs.
-
-    The chain (order 2, trained on ``pydoc_data.topics``, which ships with
-    Python) gives text with natural word and letter statistics that never
-    repeats a 1,000-character stretch, so a quote has one true place.
-    """
-    words = " ".join(topics.values()).split()
-    chain: dict[tuple[str, str], list[str]] = {}
-    for a, b, c in zip(words, words[1:], words[2:], strict=False):
-        chain.setdefault((a, b), []).append(c)
-    rng = random.Random(seed)
-    keys = list(chain)
-    out: list[str] = []
-    total = 0
-    a, b = rng.choice(keys)
-    while total < size * 1.05:
-        following = chain.get((a, b))
-        if not following:
-            a, b = rng.choice(keys)
-            continue
-        c = rng.choice(following)
-        out.append(c)
-        total += len(c) + 1
-        a, b = b, c
-    return normalise(" ".join(out)).text[:size]
-
-
-def with_edits(quote: str, rate: float, seed: int = 3) -> str:
+def with_edits(quote: str, rate: float, alphabet: str, seed: int = 3) -> str:
     """``quote`` with ``rate * len(quote)`` random substitutions, insertions and deletions."""
     rng = random.Random(seed)
     chars = list(quote)
-    for _ in range(int(len(quote) * rate)):
+    for _ in range(round(len(quote) * rate)):
         i = rng.randrange(len(chars))
         op = rng.randrange(3)
         if op == 0:
-            chars[i] = rng.choice("abcdefghijklmnopqrstuvwxyz ")
+            chars[i] = rng.choice(alphabet)
         elif op == 1:
-            chars.insert(i, rng.choice("abcdefghijklmnopqrstuvwxyz "))
+            chars.insert(i, rng.choice(alphabet))
         else:
             del chars[i]
     return "".join(chars)
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float, object]:
-    """Best and median wall time in milliseconds, and the last result."""
-    times = []
-    result = None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return min(times), statistics.median(times), result
+def interleaved(contenders: dict[str, Callable[[], object]], rounds: int = ROUNDS) -> dict:
+    """Median milliseconds of each contender, run in turn once per round, and its last result."""
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    results: dict[str, object] = {}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            results[name] = fn()
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {name: (statistics.median(t), results[name]) for name, t in times.items()}
 
 
-def fuzzy_row(size: int, repeat: int) -> None:
-    text = natural_text(size)
-    middle = size // 2
-    quote = with_edits(text[middle : middle + QUOTE_LENGTH], EDIT_RATE)
-    ours = timed(lambda: match_quote(text, quote), repeat)
-    rapid = timed(lambda: fuzz.partial_ratio_alignment(quote, text), repeat)
-    hw = timed(lambda: edlib.align(quote, text, mode="HW"), repeat)
-    found = ours[2]
+def _size(n: int) -> str:
+    return f"{n // MB} MB" if n >= MB else f"{n // KB} KB"
+
+
+def _page(kind: str, size: int) -> str:
+    return english_prose(size) if kind == "latin" else chinese_text(size)
+
+
+def _quote(text: str, length: int, rate: float, kind: str) -> str:
+    middle = len(text) // 2
+    alphabet = "abcdefghijklmnopqrstuvwxyz " if kind == "latin" else chinese_text(20_000)
+    return with_edits(text[middle : middle + length], rate, alphabet)
+
+
+def fuzzy_grid(kind: str, sizes: tuple[int, ...]) -> dict[tuple[int, int, float], float]:
+    """The grid of page sizes, quote lengths and edit rates; Attest's medians by cell."""
+    ours: dict[tuple[int, int, float], float] = {}
     print(
-        f"| fuzzy, {size // MB} MB, {len(quote)}-char quote, 5% edits "
-        f"| {ours[0]:.1f} ({ours[1]:.1f}) "
-        f"| {rapid[0]:.1f} ({rapid[1]:.1f}) | {hw[0]:.1f} ({hw[1]:.1f}) "
-        f"| {rapid[0] / ours[0]:.1f}x | {hw[0] / ours[0]:.1f}x |"
+        f"\nFuzzy, {kind} text, threshold 0.9 (times in ms, medians of {ROUNDS} interleaved "
+        "rounds; ratios: the other tool's time over Attest's)\n"
     )
     print(
-        f"|   found: {found.match} score {found.score} at {found.start}-{found.end}; "
-        f"edlib distance {hw[2]['editDistance']} | | | | | |"
+        "| page | repeated 30-char windows | quote | edits | Attest | rapidfuzz "
+        '`partial_ratio_alignment` | edlib `align(mode="HW")` | vs edlib | vs rapidfuzz '
+        "| Attest's answer | edlib distance |"
     )
-    absent = natural_text(QUOTE_LENGTH * 2, seed=99)[:QUOTE_LENGTH]
-    gone = timed(lambda: match_quote(text, absent), repeat)
-    print(f"| absent quote, {size // MB} MB | {gone[0]:.1f} ({gone[1]:.1f}) | | | | |")
-    present = text[middle + 5_000 : middle + 5_000 + QUOTE_LENGTH]
-    exact = timed(lambda: match_quote(text, present, mode="exact"), repeat)
-    print(f"| exact, all occurrences, {size // MB} MB | {exact[0]:.1f} ({exact[1]:.1f}) | | | | |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for size in sizes:
+        text = _page(kind, size)
+        share = repeated_share(text)
+        for length in QUOTES:
+            for rate in EDIT_RATES:
+                quote = _quote(text, length, rate, kind)
+                contenders = {
+                    "attest": lambda q=quote, t=text: match_quote(t, q),
+                    "rapidfuzz": lambda q=quote, t=text: fuzz.partial_ratio_alignment(q, t),
+                }
+                if kind == "latin":  # edlib takes at most 256 distinct symbols
+                    contenders["edlib"] = lambda q=quote, t=text: edlib.align(q, t, mode="HW")
+                got = interleaved(contenders)
+                a, r = got["attest"][0], got["rapidfuzz"][0]
+                e, distance = got.get("edlib", (None, {"editDistance": "n/a"}))
+                found = got["attest"][1]
+                ours[(size, length, rate)] = a
+                versus_edlib = f"{e:.2f} | {e / a:.1f}x" if e else "n/a (> 256 symbols) | n/a"
+                print(
+                    f"| {_size(size)} | {share:.1%} | {length} | {rate:.0%} | {a:.2f} | {r:.2f} "
+                    f"| {versus_edlib} | {r / a:.1f}x | {found.match} {found.score} "
+                    f"at {found.start}-{found.end} | {distance['editDistance']} |"
+                )
+    return ours
 
 
-def passages_row(size: int, repeat: int) -> None:
-    text = natural_text(size)
-    claim = "The interpreter reported an exception when the attribute lookup failed in 2025"
-    best, median, result = timed(lambda: find_passages(text, claim), repeat)
-    print(
-        f"| passages, {size // MB} MB ({result.occurrences} passages, best {result.score}) "
-        f"| {best:.1f} ({median:.1f}) | | | | |"
-    )
+def per_megabyte(ours: dict[tuple[int, int, float], float]) -> None:
+    """Slope of Attest's time over page size: what each extra megabyte costs."""
+    print("\nPer-megabyte cost of Attest's fuzzy match ((5 MB time - 100 KB time) / 4.9 MB)\n")
+    print("| quote | edits | ms per MB |")
+    print("|---|---|---|")
+    for length in QUOTES:
+        for rate in EDIT_RATES:
+            slope = (ours[(5 * MB, length, rate)] - ours[(100 * KB, length, rate)]) / 4.9
+            print(f"| {length} | {rate:.0%} | {slope:.2f} |")
+
+
+def absent_rows() -> None:
+    print(f"\nAbsent 1,000-character quote on 1 MB (ms, medians of {ROUNDS})\n")
+    print('| text | threshold | Attest | edlib `align(mode="HW")` | answer |')
+    print("|---|---|---|---|---|")
+    for kind in ("latin", "cjk"):
+        text = _page(kind, MB)
+        other = english_prose(MB + 20_000)[MB:] if kind == "latin" else chinese_text(20_000, 9)
+        absent = other[5_000:6_000]
+        assert absent not in text
+        for threshold in (0.9, 0.7, 0.5):
+            contenders = {
+                "attest": lambda t=text, q=absent, th=threshold: _refused_or(
+                    lambda: match_quote(t, q, threshold=th)
+                )
+            }
+            if kind == "latin":
+                contenders["edlib"] = lambda t=text, q=absent: edlib.align(q, t, mode="HW")
+            got = interleaved(contenders, rounds=5)
+            edlib_ms = f"{got['edlib'][0]:.1f}" if "edlib" in got else "n/a (> 256 symbols)"
+            answer = got["attest"][1]
+            print(
+                f"| {kind} | {threshold} | {got['attest'][0]:.1f} | {edlib_ms} "
+                f"| {answer if isinstance(answer, str) else answer.match} |"
+            )
+
+
+def _refused_or(call: Callable[[], object]) -> object:
+    try:
+        return call()
+    except MatchTooCostly as refused:
+        return f"refused: {refused.code} ({refused.reason})"
+
+
+def cjk_against_latin() -> None:
+    """Chinese and English pages of 1 MB, interleaved cell by cell."""
+    fuzzy_grid("cjk", (1 * MB,))
+    latin, cjk = _page("latin", MB), _page("cjk", MB)
+    print(f"\nChinese against English, 1 MB each, interleaved (ms, medians of {ROUNDS})\n")
+    print("| quote | edits | English | Chinese | Chinese / English |")
+    print("|---|---|---|---|---|")
+    for length in QUOTES:
+        for rate in EDIT_RATES:
+            lq, cq = _quote(latin, length, rate, "latin"), _quote(cjk, length, rate, "cjk")
+            got = interleaved(
+                {
+                    "latin": lambda q=lq: match_quote(latin, q),
+                    "cjk": lambda q=cq: match_quote(cjk, q),
+                }
+            )
+            a, c = got["latin"][0], got["cjk"][0]
+            print(f"| {length} | {rate:.0%} | {a:.2f} | {c:.2f} | {c / a:.2f} |")
+
+
+def exact_rows() -> None:
+    print(f"\nExact, ASCII English (ms, medians of {ROUNDS}; Attest also counts occurrences)\n")
+    print("| page | quote | Attest exact | `casefold().find()` | casefold / Attest |")
+    print("|---|---|---|---|---|")
+    for size in (1 * MB, 5 * MB):
+        text = english_prose(size)
+        assert text.isascii()
+        present = text[size // 2 : size // 2 + 200].upper()
+        absent = english_prose(size + 20_000)[size + 5_000 : size + 5_200]
+        for label, quote in (("present (middle, upper case)", present), ("absent", absent)):
+            folded = quote.casefold()
+            got = interleaved(
+                {
+                    "attest": lambda t=text, q=quote: match_quote(t, q, mode="exact"),
+                    "casefold": lambda t=text, q=folded: t.casefold().find(q),
+                }
+            )
+            a, c = got["attest"][0], got["casefold"][0]
+            print(f"| {_size(size)} | {label} | {a:.2f} | {c:.2f} | {c / a:.2f}x |")
+
+
+def passages_rows() -> None:
+    print(f"\nPassages (ms, medians of {ROUNDS})\n")
+    print("| page | repeated 30-char windows | time | ms per MB | passages, best score |")
+    print("|---|---|---|---|---|")
+    for size in SIZES:
+        text = english_prose(size)
+        got = interleaved({"passages": lambda t=text: find_passages(t, CLAIM)})
+        ms, result = got["passages"]
+        print(
+            f"| {_size(size)} | {repeated_share(text):.1%} | {ms:.1f} | {ms / size * MB:.1f} "
+            f"| {result.occurrences}, {result.score} |"
+        )
+
+
+def preparation_rows() -> None:
+    """Normalisation and injection flags on a web page's visible text, as requests run them."""
+    print(f"\nEvery request's text preparation (ms, medians of {ROUNDS})\n")
+    print("| page | visible text | normalise | injection flags |")
+    print("|---|---|---|---|")
+    for size in (100 * KB, 1 * MB):
+        read = html_text(web_page(size))
+        got = interleaved(
+            {
+                "normalise": lambda t=read.text: normalise(t),
+                "flags": lambda t=read.text, h=read.hidden_text: injection_flags(t, h),
+            }
+        )
+        print(
+            f"| {_size(size)} of HTML | {len(read.text):,} characters | "
+            f"{got['normalise'][0]:.2f} | {got['flags'][0]:.2f} |"
+        )
 
 
 def peak_memory(size: int) -> None:
-    text = natural_text(size)
-    quote = with_edits(text[size // 2 : size // 2 + QUOTE_LENGTH], EDIT_RATE)
+    text = english_prose(size)
+    quote = _quote(text, 1_000, 0.05, "latin")
     tracemalloc.start()
     match_quote(text, quote)
     _, fuzzy_peak = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()
-    find_passages(text, "The interpreter reported an exception in 2025")
+    find_passages(text, CLAIM)
     _, passages_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(
-        f"| peak memory allocated by one call, {size // MB} MB page | fuzzy "
-        f"{fuzzy_peak / MB:.0f} MB, passages {passages_peak / MB:.0f} MB | | | | |"
+        f"\nPeak memory allocated by one call on a {_size(size)} page: fuzzy "
+        f"{fuzzy_peak / MB:.0f} MB, passages {passages_peak / MB:.0f} MB (tracemalloc)"
     )
 
 
@@ -146,8 +265,8 @@ _HIGH_WATER = (
 
 def process_rss(size: int) -> None:
     """Peak resident memory of a fresh process that loads a page and matches on it."""
-    text = natural_text(size)
-    quote = with_edits(text[size // 2 : size // 2 + QUOTE_LENGTH], EDIT_RATE)
+    text = english_prose(size)
+    quote = _quote(text, 1_000, 0.05, "latin")
     with tempfile.TemporaryDirectory() as tmp:
         page, claim = Path(tmp, "page.txt"), Path(tmp, "quote.txt")
         page.write_text(text, encoding="utf-8")
@@ -161,7 +280,7 @@ def process_rss(size: int) -> None:
             "q = Path(sys.argv[2]).read_text(encoding='utf-8')\n"
             "before = peak()\n"
             "assert match_quote(t, q).match == 'fuzzy'\n"
-            "find_passages(t, 'The interpreter reported an exception in 2025')\n"
+            f"find_passages(t, {CLAIM!r})\n"
             "print(before, peak())\n"
         )
         out = subprocess.run(
@@ -172,20 +291,19 @@ def process_rss(size: int) -> None:
         ).stdout.split()
     before, after = (int(v) / 1024 for v in out)
     print(
-        f"| peak RSS of a fresh process, {size // MB} MB page, fuzzy then passages "
-        f"| {after:.0f} MB ({before:.0f} MB before matching) | | | | |"
+        f"Peak RSS of a fresh process, {_size(size)} page, fuzzy then passages: "
+        f"{after:.0f} MB ({before:.0f} MB before matching)"
     )
 
 
 def main() -> None:
-    print("Times in ms: best (median). Ratios are the other tool's best time over ours.\n")
-    print(
-        "| case | attest | rapidfuzz partial_ratio_alignment | edlib HW | vs rapidfuzz | vs edlib |"
-    )
-    print("|---|---|---|---|---|---|")
-    fuzzy_row(1 * MB, repeat=7)
-    fuzzy_row(5 * MB, repeat=3)
-    passages_row(1 * MB, repeat=7)
+    latin = fuzzy_grid("latin", SIZES)
+    per_megabyte(latin)
+    cjk_against_latin()
+    absent_rows()
+    exact_rows()
+    passages_rows()
+    preparation_rows()
     peak_memory(5 * MB)
     process_rss(5 * MB)
 

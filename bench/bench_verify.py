@@ -1,8 +1,7 @@
-"""verify/quote through gunicorn against a local page server, and reading a 200-page PDF.
+"""verify/quote through gunicorn against a local page server.
 
-Reports requests per second, the latency verify/quote adds over a bare fetch
-of the same 100 KB page, and the time to read the text of a 200-page PDF (in
-process and through the worker pool the service uses).
+Reports requests per second and the latency verify/quote adds over a bare
+fetch of the same 100 KB page. PDF reading is measured by ``bench/bench_pdf.py``.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ SEQUENTIAL = 200
 CONCURRENT_CLIENTS = 8
 THROUGHPUT_SECONDS = 10.0
 WORKERS = max(2, os.cpu_count() or 2)
-PDF_PAGES = 200
 
 WORDS = [
     *("harbour", "board", "survey", "nitrate", "sample", "water", "report", "quarter"),
@@ -187,53 +185,8 @@ def bench_service() -> None:
     )
 
 
-def _django_on_a_temporary_database(var: str) -> None:
-    """The PDF pool takes its place in the shared PDF queue, kept in the database here."""
-    os.environ["DATABASE_URL"] = f"sqlite:///{var}/bench.sqlite3"
-    os.environ["ATTEST_VAR_DIR"] = var
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
-
-
-def bench_pdf() -> None:
-    sys.path.insert(0, str(ROOT))
-    with tempfile.TemporaryDirectory() as var:
-        _django_on_a_temporary_database(var)
-        _bench_pdf()
-
-
-def _bench_pdf() -> None:
-    from tests.verification.pdfs import text_pdf
-    from verification.engine.pdf_text import pdf_text
-    from verification.pdf_pool import read_pdf
-
-    rng = random.Random(11)
-    pages = [
-        [" ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "." for _ in range(40)]
-        for _ in range(PDF_PAGES)
-    ]
-    data = text_pdf(pages)
-    started = time.perf_counter()
-    read = pdf_text(data)
-    in_process = time.perf_counter() - started
-    assert read.pages_read == PDF_PAGES
-    read_pdf(data)  # start the pool's workers
-    started = time.perf_counter()
-    read_pdf(data)
-    pooled = time.perf_counter() - started
-    print(
-        f"pdf: {PDF_PAGES} pages, {len(data) / 1024:.0f} KB, {len(read.text):,} chars of text: "
-        f"{in_process:.2f} s in process, {pooled:.2f} s through the worker pool"
-    )
-
-
 def main() -> None:
     bench_service()
-    bench_pdf()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from pypdf import PdfWriter
 from pypdf.generic import (
@@ -11,6 +12,7 @@ from pypdf.generic import (
     DictionaryObject,
     FloatObject,
     NameObject,
+    NumberObject,
 )
 
 PAGE_WIDTH, PAGE_HEIGHT = 612, 792
@@ -20,15 +22,53 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
+def _truetype_font(writer: PdfWriter, font_file: Path) -> DictionaryObject:
+    """A simple TrueType font dictionary with ``font_file`` embedded (FontFile2), WinAnsi."""
+    program = DecodedStreamObject()
+    program.set_data(font_file.read_bytes())
+    program[NameObject("/Length1")] = NumberObject(len(program.get_data()))
+    name = NameObject("/" + font_file.stem.replace(" ", ""))
+    descriptor = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/FontDescriptor"),
+            NameObject("/FontName"): name,
+            NameObject("/Flags"): NumberObject(32),
+            NameObject("/FontBBox"): ArrayObject(
+                [NumberObject(v) for v in (-600, -300, 2000, 1000)]
+            ),
+            NameObject("/ItalicAngle"): NumberObject(0),
+            NameObject("/Ascent"): NumberObject(900),
+            NameObject("/Descent"): NumberObject(-200),
+            NameObject("/CapHeight"): NumberObject(700),
+            NameObject("/StemV"): NumberObject(80),
+            NameObject("/FontFile2"): writer._add_object(program),
+        }
+    )
+    return DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/TrueType"),
+            NameObject("/BaseFont"): name,
+            NameObject("/FirstChar"): NumberObject(32),
+            NameObject("/LastChar"): NumberObject(255),
+            NameObject("/Widths"): ArrayObject([NumberObject(556)] * 224),
+            NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+            NameObject("/FontDescriptor"): writer._add_object(descriptor),
+        }
+    )
+
+
 def text_pdf(
     pages: list[list[str]],
     *,
     outside: dict[int, str] | None = None,
+    font_file: Path | None = None,
 ) -> bytes:
     """A PDF whose page i shows the lines pages[i] in Helvetica.
 
     ``outside`` maps a page index to text drawn beyond the right edge of the
-    page's box, which a reader never sees.
+    page's box, which a reader never sees. ``font_file`` is a TrueType font
+    to embed and draw with instead of Helvetica.
     """
     writer = PdfWriter()
     font = DictionaryObject(
@@ -39,6 +79,8 @@ def text_pdf(
             NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
         }
     )
+    if font_file is not None:
+        font = _truetype_font(writer, font_file)
     font_ref = writer._add_object(font)
     for index, lines in enumerate(pages):
         page = writer.add_blank_page(width=PAGE_WIDTH, height=PAGE_HEIGHT)

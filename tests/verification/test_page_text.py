@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.verification.conftest import page
@@ -414,6 +416,35 @@ def test_pages_beyond_the_limit_are_not_read(monkeypatch):
     read = pdf_text(text_pdf([["one"], ["two"], ["three"]]))
     assert (read.page_count, read.pages_read, read.truncated) == (3, 2, True)
     assert "three" not in read.text
+
+
+_TRUETYPE_FONTS = [
+    Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf"),
+    Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
+]
+
+
+def test_text_in_an_embedded_truetype_font_is_read_like_a_standard_font():
+    font = next((f for f in _TRUETYPE_FONTS if f.exists()), None)
+    if font is None:
+        pytest.skip("no TrueType font on this machine to embed")
+    pages = [["Embedded fonts carry the glyphs.", "A second line."], ["Page two."]]
+    embedded = pdf_text(text_pdf(pages, font_file=font))
+    standard = pdf_text(text_pdf(pages))
+    assert _words(embedded.text) == _words(standard.text)
+    assert _words(embedded.text) == "Embedded fonts carry the glyphs. A second line. Page two."
+    assert embedded.page_at(embedded.text.index("Page two")) == 2
+
+
+def test_a_page_whose_content_stream_is_over_the_limit_is_skipped(monkeypatch):
+    import verification.engine.pdf_text as module
+
+    monkeypatch.setattr(module, "MAX_CONTENT_STREAM_BYTES", 200)
+    read = pdf_text(text_pdf([["short"], ["long " * 60], ["end"]]))
+    assert read.skipped_pages == [2]
+    assert (read.pages_read, read.truncated) == (3, False)
+    assert _words(read.text) == "short end"
+    assert read.page_at(read.text.index("end")) == 3
 
 
 def test_a_damaged_pdf_is_unreadable():

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
+
+import numpy as np
+
+from verification.engine.codepoints import codepoints
 
 INSTRUCTIONS_IN_TEXT = "instructions_in_text"
 INSTRUCTIONS_IN_HIDDEN_TEXT = "instructions_in_hidden_text"
@@ -52,14 +57,27 @@ _MAX_HITS = 2000
 
 def _has_instructions(text: str) -> bool:
     lowered = text.lower()
-    hits = 0
+    hits: list[int] = []
     for trigger in _TRIGGERS:
         at = lowered.find(trigger)
-        while at != -1 and hits < _MAX_HITS:
-            hits += 1
-            if _INSTRUCTION.search(text, max(0, at - _WINDOW), at + _WINDOW):
-                return True
+        while at != -1 and len(hits) < _MAX_HITS:
+            hits.append(at)
             at = lowered.find(trigger, at + 1)
+    windows = sorted((max(0, at - _WINDOW), at + _WINDOW) for at in hits)
+    # Overlapping windows are searched as one stretch first: no match in the
+    # stretch means none in any of its windows, which is the usual answer.
+    group: list[tuple[int, int]] = []
+    for window in [*windows, None]:
+        if window is not None and group and window[0] < group[-1][1]:
+            group.append(window)
+            continue
+        if (
+            group
+            and _INSTRUCTION.search(text, group[0][0], group[-1][1])
+            and any(_INSTRUCTION.search(text, lo, hi) for lo, hi in group)
+        ):
+            return True
+        group = [window] if window is not None else []
     return False
 
 
@@ -68,23 +86,40 @@ def _has_instructions(text: str) -> bool:
 BULK_INVISIBLE = 20
 
 
-def _format_controls() -> re.Pattern[str]:
+@cache
+def _format_controls() -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Format controls as a BMP lookup table and the ranges beyond it."""
     points = [cp for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf" and cp != 0xAD]
-    ranges: list[list[int]] = []
-    for cp in points:
-        if ranges and ranges[-1][1] == cp - 1:
-            ranges[-1][1] = cp
+    table = np.zeros(0x10000, dtype=bool)
+    table[[cp for cp in points if cp < 0x10000]] = True
+    wide: list[tuple[int, int]] = []
+    for cp in (cp for cp in points if cp >= 0x10000):
+        if wide and wide[-1][1] == cp - 1:
+            wide[-1] = (wide[-1][0], cp)
         else:
-            ranges.append([cp, cp])
-    # Ranges, not single characters: a class of 20 ranges scans ten times faster.
-    body = "".join(
-        re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in ranges
-    )
-    return re.compile(f"[{body}]")
+            wide.append((cp, cp))
+    return table, wide
 
 
-_INVISIBLE = _format_controls()
-_TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]")
+_format_controls()  # built at import, so that no request pays for it
+
+
+def _invisible_count(text: str) -> int:
+    if text.isascii():
+        return 0  # no format control is ASCII
+    codes = codepoints(text)
+    table, wide = _format_controls()
+    if codes.dtype != np.uint32:
+        return int(np.count_nonzero(np.take(table, codes)))
+    count = int(np.count_nonzero(np.take(table, codes & 0xFFFF) & (codes < 0x10000)))
+    return count + sum(int(np.count_nonzero((codes >= a) & (codes <= b))) for a, b in wide)
+
+
+def _has_tag_characters(text: str) -> bool:
+    if text.isascii():
+        return False
+    codes = codepoints(text)
+    return codes.dtype == np.uint32 and bool(((codes >= 0xE0000) & (codes <= 0xE007F)).any())
 
 
 def injection_flags(visible_text: str, hidden_text: str = "") -> list[str]:
@@ -94,16 +129,8 @@ def injection_flags(visible_text: str, hidden_text: str = "") -> list[str]:
         flags.append(INSTRUCTIONS_IN_TEXT)
     if hidden_text and _has_instructions(hidden_text):
         flags.append(INSTRUCTIONS_IN_HIDDEN_TEXT)
-    invisible = 0
-    for text in (visible_text, hidden_text):
-        if text.isascii():
-            continue
-        for _ in _INVISIBLE.finditer(text):
-            invisible += 1
-            if invisible >= BULK_INVISIBLE:
-                break
-    if invisible >= BULK_INVISIBLE:
+    if _invisible_count(visible_text) + _invisible_count(hidden_text) >= BULK_INVISIBLE:
         flags.append(INVISIBLE_CHARACTERS)
-    if any(not t.isascii() and _TAG_CHARACTERS.search(t) for t in (visible_text, hidden_text)):
+    if _has_tag_characters(visible_text) or _has_tag_characters(hidden_text):
         flags.append(TAG_CHARACTERS)
     return flags

@@ -19,17 +19,31 @@ How work is counted: a fuzzy search costs ``len(quote) * len(text)`` units,
 charged in full before it starts. That is what a plain dynamic-programming
 alignment would do, so the unit is simple to predict and a caller knows a
 quote is too costly before any work happens. The engine itself is much
-cheaper than that: a q-gram count in numpy over the whole text (linear, a few
-vector operations per character) discards every window that cannot reach the
-threshold, and only the few that remain are aligned exactly with edlib. The
-filter is lossless (the q-gram lemma), so the answer equals a full alignment's.
+cheaper than that:
 
-edlib takes at most 256 symbols, so quote characters are remapped to bytes
-(anything not in the quote is one spare byte). A quote with more than 255
-distinct characters is folded into 255 buckets instead, which turns edlib's
-answer into a lower bound per window; windows whose bound still allows the
-threshold are aligned exactly in numpy, most promising first, until none can
-beat the best found. When that exact work would pass
+1. The page is case-folded at C speed (``bytes.lower``, ``bytes.translate``
+   or a lookup table of the BMP's folds) into an array of code units.
+2. A sampled q-gram filter reads only the grams at multiples of ``g`` (8
+   bytes of ASCII read as one integer, straight from the buffer) and marks
+   those that occur in the quote: one pass over an eighth of the page.
+3. The run of samples richest in quote grams is aligned with edlib first;
+   its edit count ``d`` bounds the answer, so the filter need only keep the
+   regions where a span within ``d`` edits could lie (each edit touches at
+   most one sampled gram, so the bound is lossless), and those are aligned
+   exactly. Exact occurrences are counted only when the best span has no
+   edits. The answer equals a full alignment's (a property test checks it
+   against edlib over the whole text).
+
+When ``d`` is too large for any gram length to bound anything (an absent
+quote at a low threshold), the whole page is aligned in one edlib pass.
+
+edlib takes at most 256 symbols: ASCII and Latin-1 pages go to it as bytes;
+other text has its quote characters remapped to bytes (anything not in the
+quote is one spare byte). A quote with more than 255 distinct characters is
+folded into 255 buckets instead, which turns edlib's distance into a lower
+bound: a region whose best spans are truly that close is settled, other
+regions are cut into windows aligned exactly in numpy, most promising first,
+until none can beat the best found. When that exact work would pass
 ``MAX_WIDE_ALPHABET_CELLS`` the match raises ``MatchTooCostly`` (and spends
 nothing): it happens only near the lowest thresholds, on large pages, without
 a close match.
@@ -38,12 +52,15 @@ a close match.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache, cached_property
 from typing import Literal
 
 import edlib
 import numpy as np
 from rapidfuzz.distance import Levenshtein
+
+from verification.engine.codepoints import codepoints
 
 # One verify/quote call may run a 1,000-character quote over 10 million characters.
 FUZZY_WORK_PER_CALL = 1_000 * 10_000_000
@@ -109,6 +126,10 @@ class WorkBudget:
             raise MatchTooCostly(needed=needed, budget=left, exhausted=needed <= self.units)
         self.spent += needed
 
+    def refund(self, units: int) -> None:
+        """Give back units taken by ``spend`` for work that was refused, not done."""
+        self.spent = max(self.spent - units, 0)
+
 
 @dataclass(frozen=True)
 class MatchResult:
@@ -119,6 +140,9 @@ class MatchResult:
     context: str | None
     occurrences: int
     work: int
+
+
+_NO_MATCH = MatchResult("none", None, None, None, None, 0, 0)
 
 
 def fuzzy_work(text: str, quote: str) -> int:
@@ -140,64 +164,126 @@ def context_window(text: str, start: int, end: int, width: int = CONTEXT_CHARS) 
     return f"{'...' if left > 0 else ''}{window}{'...' if right < len(text) else ''}"
 
 
-def _codes(s: str) -> np.ndarray:
-    """Code points of ``s`` in the narrowest unsigned type that holds them all."""
-    try:
-        return np.frombuffer(s.encode("latin-1"), dtype=np.uint8)
-    except UnicodeEncodeError:
-        pass
-    # surrogatepass: a lone surrogate (possible in a str from JSON) is one code point.
-    wide = np.frombuffer(s.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
-    if len(wide) == len(s):  # nothing beyond the BMP
-        return wide
-    return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+_GROWS = 0xD800
+
+
+@cache
+def _bmp_folds() -> tuple[np.ndarray, np.ndarray, dict[int, str], bytes]:
+    """Case folds of the Basic Multilingual Plane as lookup tables, built once.
+
+    ``single[c]`` is the fold of ``c`` when it is one character (always one of
+    the BMP), else the lone surrogate ``_GROWS``; ``grows[c]`` whether ``c``
+    folds to several, ``longer`` those folds; ``latin`` the byte table of
+    ``single`` for Latin-1 (whose only character folding outside Latin-1 is µ,
+    to Greek μ).
+    """
+    single = np.arange(0x10000, dtype=np.uint16)
+    longer: dict[int, str] = {}
+    for cp in range(0x80, 0x10000):
+        folded = chr(cp).casefold()
+        if len(folded) == 1:
+            single[cp] = ord(folded)
+        else:
+            longer[cp] = folded
+    single[0x41:0x5B] += 32
+    grows = np.zeros(0x10000, dtype=bool)
+    grows[list(longer)] = True
+    latin = bytes(c if c == 0xB5 else int(single[c]) for c in range(256))
+    single[grows] = _GROWS
+    return single, grows, longer, latin
+
+
+@cache
+def _fold_blocks(first: int = 1) -> bytes:
+    """For each high byte from ``first``: 1 when its block of 256 code points has a fold."""
+    single, grows, _, _ = _bmp_folds()
+    changes = (single != np.arange(0x10000)) | grows
+    return bytes(int(b >= first and changes[b << 8 : (b + 1) << 8].any()) for b in range(256))
+
+
+# Built at import, so that no request pays for them.
+_fold_blocks(0)
+_fold_blocks(1)
+
+_NOWHERE = np.empty(0, dtype=np.int64)
 
 
 class _Haystack:
-    """The page text prepared for matching: folded when caseless, as code points.
+    """The page text prepared for matching: folded when caseless, as code units.
 
-    Folding and searching numpy code points and their bytes is several times
-    faster than ``str``: ASCII letters fold in one vector operation, each
-    distinct other character is folded once with ``str.casefold``, and exact
-    search is ``bytes.find`` on the code units. Where folding makes a
-    character longer (ß, İ, ŉ, ...), a sparse map leads from folded
-    positions back to the original characters.
+    One pass at C speed per step: ASCII folds with ``bytes.lower``, Latin-1
+    with ``bytes.translate``, other text through a lookup table of the BMP's
+    folds in numpy; exact search is ``bytes.find`` on the code units. Where
+    folding makes a character longer (ß, İ, ŉ, ...), a sparse map leads from
+    folded positions back to the original characters.
     """
 
     def __init__(self, text: str, case_sensitive: bool) -> None:
         self.original = text
-        codes = _codes(text)
         # Folded start, original position and extra length of each growing character.
-        self._grow_at = self._grow_from = self._grow_extra = np.empty(0, dtype=np.int64)
+        self._grow_at = self._grow_from = self._grow_extra = _NOWHERE
+        if text.isascii():
+            data = text.encode("ascii")
+            self.data = data if case_sensitive else data.lower()
+            self.codes = np.frombuffer(self.data, dtype=np.uint8)
+            return
+        codes = codepoints(text)
         if not case_sensitive:
-            codes = codes.copy()
-            codes[(codes >= 65) & (codes <= 90)] += 32
-            high = np.flatnonzero(codes >= 128)
-            values, inverse = np.unique(codes[high], return_inverse=True)
-            folds = [chr(v).casefold() for v in values.tolist()]
-            # A growing character keeps its code here; _expand replaces it below.
-            single = [
-                ord(f) if len(f) == 1 else v for f, v in zip(folds, values.tolist(), strict=True)
-            ]
-            if max(single, default=0) > np.iinfo(codes.dtype).max:
-                codes = codes.astype(np.uint32)
-            codes[high] = np.array(single, dtype=codes.dtype)[inverse]
-            growing = {v: f for f, v in zip(folds, values.tolist(), strict=True) if len(f) > 1}
-            if growing:
-                codes = self._expand(codes, growing)
+            codes = self._fold(codes)
         self.codes = codes
-        self.data = codes.tobytes()
 
-    def _expand(self, codes: np.ndarray, growing: dict[int, str]) -> np.ndarray:
-        where = np.flatnonzero(np.isin(codes, list(growing)))
-        folds = [growing[v] for v in codes[where].tolist()]
+    @cached_property
+    def data(self) -> bytes:
+        """The code units as bytes, for exact search (ASCII pages have them from the start)."""
+        return self.codes.tobytes()
+
+    def _fold(self, codes: np.ndarray) -> np.ndarray:
+        single, grows, longer, latin = _bmp_folds()
+        if codes.dtype == np.uint8 and 0xB5 not in codes:
+            folded = np.frombuffer(codes.tobytes().translate(latin), dtype=np.uint8)
+            growing = np.flatnonzero(codes == 0xDF)  # ß, the only growing Latin-1 character
+        elif codes.dtype == np.uint16:
+            # ASCII capitals in one vector step; then only the characters that may
+            # fold go through the table: Latin-1's µ to ß, and those of the
+            # 256-character blocks holding any fold (never a CJK block), found
+            # by translating the high bytes.
+            high = codes.view(np.uint8)[1::2].tobytes()
+            if high[::64].count(0) * 4 > len(high[::64]):  # mostly Latin: capitals in bulk
+                folded = codes + (((codes - 65) < 26).astype(np.uint16) << 5)
+                maybe = np.frombuffer(high.translate(_fold_blocks()), dtype=bool)
+                where = np.flatnonzero(maybe | ((codes - 0xB5) < 0x2B))
+            else:
+                folded = codes.copy()
+                where = np.flatnonzero(np.frombuffer(high.translate(_fold_blocks(0)), dtype=bool))
+            folded[where] = np.take(single, codes[where])
+            # Growing characters fold to a lone surrogate in the table: one cheap
+            # comparison finds them (and any real lone surrogate, sorted out here).
+            growing = where[folded[where] == _GROWS]
+            growing = growing[np.take(grows, codes[growing])]
+        elif codes.dtype == np.uint8:  # Latin-1 with µ, which folds to Greek μ
+            folded = np.take(single, codes)
+            growing = np.flatnonzero(codes == 0xDF)
+        else:  # beyond the BMP: fold the few distinct wide characters one by one
+            folded = codes.copy()
+            bmp = codes < 0x10000
+            folded[bmp] = np.take(single, codes[bmp])
+            wide = np.flatnonzero(~bmp)
+            values, inverse = np.unique(codes[wide], return_inverse=True)
+            folded[wide] = np.array([ord(chr(v).casefold()) for v in values.tolist()])[inverse]
+            growing = np.flatnonzero(folded == _GROWS)
+            growing = growing[np.take(grows, codes[growing])]
+        if len(growing):
+            return self._expand(folded, growing, [longer[c] for c in codes[growing].tolist()])
+        return folded
+
+    def _expand(self, codes: np.ndarray, where: np.ndarray, folds: list[str]) -> np.ndarray:
         extra = np.array([len(f) - 1 for f in folds], dtype=np.int64)
         self._grow_from = where
         self._grow_extra = extra
         self._grow_at = where + np.cumsum(extra) - extra
         widest = max(ord(c) for f in folds for c in f)
-        if widest > np.iinfo(codes.dtype).max:
-            codes = codes.astype(np.uint32)
+        dtype = codes.dtype if widest <= np.iinfo(codes.dtype).max else np.uint32
+        codes = codes.astype(dtype)  # a writable copy
         codes[where] = [ord(f[0]) for f in folds]
         tails = [ord(c) for f in folds for c in f[1:]]
         return np.insert(codes, np.repeat(where + 1, extra), tails)
@@ -207,10 +293,12 @@ class _Haystack:
 
     def encode(self, folded_quote: str) -> bytes | None:
         """The quote in the haystack's code units; None when it cannot occur in them."""
-        codes = _codes(folded_quote).astype(np.uint32)
-        if codes.max(initial=0) > np.iinfo(self.codes.dtype).max:
-            return None
-        return codes.astype(self.codes.dtype).tobytes()
+        codes = codepoints(folded_quote)
+        if codes.itemsize > self.codes.itemsize:
+            if codes.max() > np.iinfo(self.codes.dtype).max:
+                return None
+            codes = codes.astype(self.codes.dtype)
+        return codes.astype(self.codes.dtype, copy=False).tobytes()
 
     def find(self, needle: bytes, pos: int) -> int:
         """Code-point position of the next occurrence at or after ``pos``, or -1."""
@@ -250,7 +338,8 @@ def _exact(hay: _Haystack, folded_quote: str) -> tuple[int, int, int] | None:
     size = len(folded_quote)
     if hay.codes.itemsize == 1 and not len(hay._grow_at):
         first = hay.data.find(needle)
-        return None if first == -1 else (first, first + size, hay.data.count(needle))
+        # Counting from the first hit counts the same non-overlapping hits as from 0.
+        return None if first == -1 else (first, first + size, hay.data.count(needle, first))
     found: tuple[int, int] | None = None
     count = 0
     pos = hay.find(needle, 0)
@@ -273,89 +362,296 @@ def max_edits(quote_length: int, threshold: float) -> int:
     return min(quote_length, math.floor((1 - threshold) * quote_length / threshold + 1e-9))
 
 
-# A small table stays in cache; its false hits only let a few more windows through.
+# Gram sizes (in code units) by code unit width: a gram is 2, 4 or 8 bytes,
+# read straight from the text's buffer as one unsigned integer.
+_GRAMS = {1: (8, 4, 2), 2: (4, 2), 4: (2, 1)}
 _HASH_BITS = 16
-_BLOCK = 1 << 18
-_GOLDEN = np.uint32(2654435761)
+_MIX = {4: np.uint32(0x9E3779B1), 8: np.uint64(0x9E3779B97F4A7C15)}
+# A filter that leaves more of the page than this is not worth its alignment:
+# a smaller gram is tried, then the whole page is aligned.
+_MOST_COVERED = 0.25
+# Regions longer than this many spans are aligned in one distance pass first.
+_LONG_REGION = 4
+# Places first aligned to bound the edits.
+_GUESSES = 3
 
 
-def _gram_slots(codes: np.ndarray, g: int) -> np.ndarray:
-    """A slot in a 2**_HASH_BITS table for every g-gram (position) of ``codes``."""
-    count = len(codes) - g + 1
-    h = codes[:count].astype(np.uint32)
-    for j in range(1, g):
-        h *= np.uint32(1_000_003)
-        h += codes[j : j + count]
-    h *= _GOLDEN
-    h >>= np.uint32(32 - _HASH_BITS)
-    return h
+def _slots(grams: np.ndarray) -> np.ndarray:
+    """A slot in a 2**16 table for each gram: the gram itself when 2 bytes, else a hash."""
+    if grams.itemsize == 2:
+        return grams
+    mix = _MIX[grams.itemsize]
+    return (grams * mix) >> mix.dtype.type(8 * grams.itemsize - _HASH_BITS)
 
 
-def _choose_gram(m: int, k: int) -> tuple[int, int] | None:
-    """The longest gram that still leaves a useful q-gram lemma bound, and that bound."""
-    for g in range(8, 0, -1):
-        need = (m - g + 1) - k * g
-        if need >= max(4, m // 4):
-            return g, need
-    return None
+class _GramFilter:
+    """q-gram hits on a sample of the text: the non-overlapping grams at multiples of ``g``.
 
-
-def _candidate_regions(t_codes: np.ndarray, q_codes: np.ndarray, k: int) -> list[tuple[int, int]]:
-    """Regions of the text that may hold a span within ``k`` edits of the quote.
-
-    q-gram lemma: such a span keeps at least ``m - g + 1 - k*g`` of the quote's
-    g-grams, all starting inside the span's first ``m + k - g + 1`` positions,
-    so a window holding fewer grams that occur in the quote holds no match.
+    Sampled lemma: a span of ``L`` characters holds at least ``(L - g + 1) // g``
+    sampled grams, and each edit of an alignment with the quote touches at most
+    one of them (they do not overlap), so a span within ``d`` edits of the
+    quote (``L >= m - d``) holds at least ``(m - d - g + 1) // g - d`` sampled
+    grams that occur in the quote. Its grams lie among ``(m + d - g) // g + 1``
+    consecutive samples, so a run of samples that holds fewer quote grams than
+    that holds no such span's grams. Reading every g-th gram makes this pass g
+    times cheaper than the classic filter, and the gram is read from the text's
+    own bytes without copying.
     """
-    n, m = len(t_codes), len(q_codes)
-    longest = m + k
-    choice = _choose_gram(m, k) if n > 2 * longest else None
-    if choice is None:
-        return [(0, n)] if n else []
-    g, need = choice
-    table = np.zeros(1 << _HASH_BITS, dtype=np.uint8)
-    table[_gram_slots(q_codes, g)] = 1
-    window = longest - g + 1  # gram starts inside the longest span
-    grams = n - g + 1
-    found: list[np.ndarray] = []
-    # Blocks that stay in cache, each with a window's overlap. Counts are
-    # differences of a running sum, exact in unsigned arithmetic as long as a
-    # window holds fewer grams than the type counts, though the sum wraps.
-    count_type = np.uint16 if window < 2**16 else np.uint32
-    for lo in range(0, grams, _BLOCK):
-        hi = min(lo + _BLOCK, grams)
-        reach = min(hi + window - 1, grams)
-        hits = np.take(table, _gram_slots(t_codes[lo : reach + g - 1], g))
-        totals = np.zeros(len(hits) + 1, dtype=count_type)
-        np.cumsum(hits, dtype=count_type, out=totals[1:])
-        counts = np.empty(hi - lo, dtype=count_type)
-        full = max(min(hi - lo, len(hits) - window + 1), 0)  # starts whose window fits
-        np.subtract(totals[window : window + full], totals[:full], out=counts[:full])
-        counts[full:] = totals[-1] - totals[full : hi - lo]
-        found.append(np.flatnonzero(counts >= need) + lo)
-    starts = np.concatenate(found)
-    if not len(starts):
-        return []
-    breaks = np.flatnonzero(np.diff(starts) > longest)
-    region_starts = starts[np.concatenate(([0], breaks + 1))]
-    region_ends = starts[np.concatenate((breaks, [len(starts) - 1]))] + longest
-    return [(int(a), min(int(b), n)) for a, b in zip(region_starts, region_ends, strict=True)]
+
+    def __init__(self, t_codes: np.ndarray, q_codes: np.ndarray, g: int) -> None:
+        self.g = g
+        self.n = len(t_codes)
+        width = t_codes.itemsize
+        samples = self.n // g
+        grams = t_codes[: samples * g].view(np.dtype(f"<u{g * width}"))
+        table = np.zeros(1 << (16 if g * width == 2 else _HASH_BITS), dtype=np.uint8)
+        table[_slots(_quote_grams(q_codes, g, width))] = 1
+        # Sample indexes whose gram occurs in the quote: few on real text, so
+        # everything after this works on them, not on the whole page.
+        self.hits = np.flatnonzero(np.take(table, _slots(grams)))
+
+    def _run(self, m: int, d: int) -> int:
+        """Samples that can lie inside one span of at most ``m + d`` characters."""
+        return (m + d - self.g) // self.g + 1
+
+    def best_windows(self, m: int, d: int, count: int) -> list[tuple[int, int]]:
+        """The text around the (at most ``count``, apart) runs of samples richest in quote grams."""
+        hits, g = self.hits, self.g
+        if not len(hits):
+            return [(0, min(m + d, self.n))]
+        held = np.searchsorted(hits, hits + self._run(m, d)) - np.arange(len(hits))
+        chosen: list[int] = []
+        for i in np.argsort(-held, kind="stable")[: 16 * count].tolist():
+            j = int(hits[i])
+            if all(abs(j - other) * g > m + d for other in chosen):
+                chosen.append(j)
+                if len(chosen) == count:
+                    break
+        # Edits may have destroyed the first grams of the span: reach a span back.
+        span = m + d
+        return [(max(j * g - span, 0), min(j * g + 2 * span, self.n)) for j in chosen]
+
+    def regions(self, m: int, d: int) -> list[tuple[int, int]] | None:
+        """Merged text regions that may hold a span within ``d`` edits; None if no bound."""
+        g, hits = self.g, self.hits
+        need = _needed_hits(m, d, g)
+        if need < 1:
+            return None
+        if len(hits) < need:
+            return []
+        run = self._run(m, d)
+        # Runs of samples [j, j + run) holding hits i .. i + need - 1: those with
+        # hits[i + need - 1] - run < j <= hits[i].
+        first, last = hits[: len(hits) - need + 1], hits[need - 1 :]
+        dense = np.flatnonzero(last - first < run)
+        if not len(dense):
+            return []
+        # A span whose first sample is j starts in ((j - 1) g, j g].
+        starts = np.maximum((last[dense] - run) * g + 1, 0)
+        ends = np.minimum(first[dense] * g + m + d, self.n)
+        breaks = np.flatnonzero(starts[1:] > ends[:-1])
+        starts = starts[np.concatenate(([0], breaks + 1))]
+        ends = ends[np.concatenate((breaks, [len(ends) - 1]))]
+        return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
-def _to_bytes(codes: np.ndarray, alphabet: np.ndarray) -> bytes:
-    """Code points as bytes: quote characters by index, anything else one spare byte."""
-    idx = np.searchsorted(alphabet, codes)
-    idx[idx == len(alphabet)] = 0
-    known = alphabet[idx] == codes
-    return np.where(known, idx, len(alphabet)).astype(np.uint8).tobytes()
+def _needed_hits(m: int, d: int, g: int) -> int:
+    """Sampled quote grams every span within ``d`` edits of an ``m``-character quote holds."""
+    return (m - d - g + 1) // g - d
 
 
-def _align_small_alphabet(q_bytes: bytes, t_bytes: bytes, k: int) -> tuple[int, int, int] | None:
-    found = edlib.align(q_bytes, t_bytes, mode="HW", task="locations", k=k)
-    if found["editDistance"] < 0:
-        return None
-    start, last = max(found["locations"], key=lambda loc: (loc[1] - loc[0], -loc[0]))
-    return found["editDistance"], start, last + 1
+def _quote_grams(q_codes: np.ndarray, g: int, width: int) -> np.ndarray:
+    """Every g-gram of the quote as the integer the text's bytes would read as."""
+    count = len(q_codes) - g + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.dtype(f"<u{g * width}"))
+    bits = 8 * width
+    fits = np.ones(count, dtype=bool)
+    value = np.zeros(count, dtype=np.uint64)
+    for j in range(g):
+        part = q_codes[j : j + count].astype(np.uint64)
+        fits &= part < (1 << bits)  # a wider character never occurs in the text
+        value |= part << np.uint64(bits * j)
+    return value[fits].astype(np.dtype(f"<u{g * width}"))
+
+
+class _Aligner:
+    """Semi-global alignment of the quote against text regions, returning true distances.
+
+    edlib takes at most 256 symbols. Text stored as bytes goes to it as is
+    when the quote fits in bytes (edlib maps the symbols). Otherwise quote
+    characters become byte indexes and anything else one spare byte; a quote
+    with more than 255 distinct characters is folded into 255 buckets, which
+    makes edlib's distance a lower bound, checked per reported span with an
+    exact distance and, where that falls short, by an exact numpy alignment.
+    """
+
+    def __init__(self, t_codes: np.ndarray, quote: str) -> None:
+        self.t_codes = t_codes
+        self.quote = quote
+        q_codes = codepoints(quote)
+        self.q_codes = q_codes
+        self.m = len(quote)
+        self.bucketed = False
+        self._lut: np.ndarray | None = None
+        if t_codes.itemsize == 1 and q_codes.itemsize == 1:
+            self.q_bytes = q_codes.tobytes()
+            return
+        alphabet = np.unique(q_codes)
+        self.bucketed = len(alphabet) > 255
+        index = np.arange(len(alphabet)) % 255
+        self.q_bytes = index[np.searchsorted(alphabet, q_codes)].astype(np.uint8).tobytes()
+        if t_codes.dtype != np.uint32:
+            self._lut = np.full(1 << (8 * t_codes.itemsize), 255, dtype=np.uint8)
+            self._lut[alphabet[alphabet < len(self._lut)]] = index[alphabet < len(self._lut)]
+        else:
+            self._alphabet, self._index = alphabet, index
+
+    def _text_bytes(self, lo: int, hi: int) -> bytes:
+        codes = self.t_codes[lo:hi]
+        if self.t_codes.itemsize == 1 and self._lut is None:
+            return codes.tobytes()
+        if self._lut is not None:
+            return np.take(self._lut, codes).tobytes()
+        idx = np.minimum(np.searchsorted(self._alphabet, codes), len(self._alphabet) - 1)
+        known = self._alphabet[idx] == codes
+        return np.where(known, self._index[idx], 255).astype(np.uint8).tobytes()
+
+    def _span_text(self, lo: int, hi: int) -> str:
+        codes = self.t_codes[lo:hi]
+        if codes.itemsize == 1:
+            return codes.tobytes().decode("latin-1")
+        return codes.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+
+    def best(self, regions: list[tuple[int, int]], k: int) -> tuple[int, int, int] | None:
+        """Fewest edits (at most ``k``), then the longest, then the first span: (d, start, end)."""
+        if self.bucketed:
+            return self._best_bucketed(regions, k)
+        best: tuple[int, int, int] | None = None
+        for lo, hi in regions:
+            for d, start, end in self._align(lo, hi, k):
+                if best is None or _better((d, start, end), best):
+                    best = (d, start, end)
+        return best
+
+    def upper_bound(
+        self, window: tuple[int, int], k: int
+    ) -> tuple[tuple[int, int, int] | None, bool]:
+        """A span of ``window`` within ``k`` edits, and whether it is the window's best.
+
+        Its distance bounds the answer. With buckets it is the best of edlib's
+        spans by true distance, settled only when that equals edlib's bound.
+        """
+        if not self.bucketed:
+            found = self.best([window], k)
+            return found, found is not None
+        spans = self._align(*window, k)
+        if not spans:
+            return None, False
+        best = min(self._true(spans), key=_preference)
+        return (best if best[0] <= k else None), best[0] == spans[0][0]
+
+    def _true(self, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """The spans with their true distance to the quote."""
+        return [
+            (Levenshtein.distance(self.quote, self._span_text(a, b)), a, b) for _, a, b in spans
+        ]
+
+    def _align(self, lo: int, hi: int, k: int) -> list[tuple[int, int, int]]:
+        """edlib's fewest-edit spans of ``text[lo:hi]`` (its distance: a bound when bucketed)."""
+        if hi <= lo:
+            return []
+        target = self._text_bytes(lo, hi)
+        longest = self.m + k
+        if hi - lo > _LONG_REGION * longest:
+            # One pass finds the distance and the ends; each start then comes from
+            # the short stretch before its end, not from a second pass over it all.
+            found = edlib.align(self.q_bytes, target, mode="HW", task="distance", k=k)
+            if found["editDistance"] < 0:
+                return []
+            spans: set[tuple[int, int, int]] = set()
+            for _, last in found["locations"]:
+                start = max(last + 1 - longest, 0)
+                spans.update(self._locate(target[start : last + 1], lo + start, k))
+            return sorted(spans)
+        return self._locate(target, lo, k)
+
+    def _locate(self, target: bytes, offset: int, k: int) -> list[tuple[int, int, int]]:
+        found = edlib.align(self.q_bytes, target, mode="HW", task="locations", k=k)
+        d = found["editDistance"]
+        if d < 0:
+            return []
+        # An empty alignment (start None) matches nothing worth reporting.
+        return [
+            (d, offset + start, offset + last + 1)
+            for start, last in found["locations"]
+            if start is not None and last >= start
+        ]
+
+    def _best_bucketed(self, regions: list[tuple[int, int]], k: int) -> tuple[int, int, int] | None:
+        """Regions by their bucketed bound, best first; each checked exactly, until none can win.
+
+        A region whose best spans by edlib are truly that close is settled (no
+        span of it can be closer than the bound). Another long region is cut
+        into windows of twice the longest span, stepped by that length (every
+        span lies inside one), so that exact alignment stays local.
+        """
+        span = self.m + k
+        pieces = []
+        for lo, hi in regions:
+            spans = self._align(lo, hi, k)
+            if not spans:
+                continue
+            if hi - lo <= 2 * span or min(self._true(spans))[0] == spans[0][0]:
+                pieces.append((spans[0][0], lo, hi, spans))
+                continue
+            for w_lo in range(lo, max(hi - span, lo + 1), span):
+                w_hi = min(w_lo + 2 * span, hi)
+                inner = self._align(w_lo, w_hi, k)
+                if inner:
+                    pieces.append((inner[0][0], w_lo, w_hi, inner))
+        best: tuple[int, int, int] | None = None
+        checked = sorted(
+            (bound, lo, hi, min(self._true(spans), key=_preference))
+            for bound, lo, hi, spans in pieces
+        )
+        # Settled pieces (true distance equal to the bound) answer at once; the
+        # others need exact alignment wherever their bound may still win. When
+        # that could pass the cap, refuse now rather than after most of it.
+        settled = [true for bound, _, _, true in checked if true[0] == bound]
+        limit = min(settled, key=_preference)[0] if settled else k
+        doubtful = [
+            (lo, hi) for bound, lo, hi, true in checked if true[0] > bound and bound <= limit
+        ]
+        if self.m * sum(hi - lo for lo, hi in doubtful) > MAX_WIDE_ALPHABET_CELLS:
+            raise MatchTooCostly(
+                needed=self.m * sum(hi - lo for lo, hi in doubtful),
+                budget=MAX_WIDE_ALPHABET_CELLS,
+                wide_alphabet=True,
+            )
+        for bound, lo, hi, (d, start, end) in checked:
+            if best is not None and bound > best[0]:
+                break
+            if d > bound:
+                # edlib saw only the spans at the bucketed optimum; another span of
+                # this piece may be truly closer: align it exactly in numpy.
+                exact = _align_any_alphabet(self.q_codes, self.t_codes[lo:hi], k)
+                if exact is None:
+                    continue
+                d, start, end = exact[0], lo + exact[1], lo + exact[2]
+            if best is None or _better((d, start, end), best):
+                best = (d, start, end)
+        return best
+
+
+def _preference(span: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Order of spans (d, start, end): fewer edits, then longer, then earlier."""
+    d, start, end = span
+    return d, start - end, start
+
+
+def _better(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+    return _preference(a) < _preference(b)
 
 
 def _align_any_alphabet(
@@ -392,76 +688,49 @@ def _align_any_alphabet(
     return distance, int(origin[ends[pick]]), int(ends[pick])
 
 
-def _large_alphabet_windows(
-    q_codes: np.ndarray, t_codes: np.ndarray, regions: list[tuple[int, int]], k: int
-) -> list[tuple[int, int, int]]:
-    """Windows of the regions with a lower bound on their best distance, most promising first.
+def best_fuzzy_span(
+    t_codes: np.ndarray, quote: str, threshold: float
+) -> tuple[int, int, int] | None:
+    """The fewest-edit span of the text (as code units), the longest and first among equals.
 
-    edlib takes at most 256 symbols, so the quote's characters are folded into
-    255 buckets: characters sharing a bucket compare equal, which can only
-    lower a distance. Every span of at most ``m + k`` characters lies inside
-    one window of twice that length.
+    Returns ``(edits, start, end)``, or None when no span is within the edits
+    ``threshold`` allows. First the run of samples richest in quote grams is
+    aligned: its distance ``d`` (or the threshold's limit) bounds the answer,
+    so the lossless filter only has to keep the regions that may hold a span
+    within ``d`` edits, which on real text is the one region already seen.
     """
-    alphabet = np.unique(q_codes)
-    buckets = np.arange(len(alphabet)) % 255
-    idx = np.minimum(np.searchsorted(alphabet, t_codes), len(alphabet) - 1)
-    hashed = np.where(alphabet[idx] == t_codes, buckets[idx], 255).astype(np.uint8).tobytes()
-    q_hashed = buckets[np.searchsorted(alphabet, q_codes)].astype(np.uint8).tobytes()
-    span = len(q_codes) + k
-    windows: list[tuple[int, int, int]] = []
-    for lo, hi in regions:
-        for w_lo in range(lo, max(hi - span, lo + 1), span):
-            w_hi = min(w_lo + 2 * span, hi)
-            found = edlib.align(q_hashed, hashed[w_lo:w_hi], mode="HW", task="distance", k=k)
-            if found["editDistance"] >= 0:
-                windows.append((found["editDistance"], w_lo, w_hi))
-    return sorted(windows)
-
-
-def best_fuzzy_span(t_codes: np.ndarray, quote: str, threshold: float) -> tuple[int, int] | None:
-    """The best-scoring span of the text (as code points) among fewest-edit alignments.
-
-    None when no span is within the edits ``threshold`` allows.
-    """
-    m = len(quote)
+    m, n = len(quote), len(t_codes)
     k = max_edits(m, threshold)
-    q_codes = _codes(quote)
-    alphabet = np.unique(q_codes)
-    regions = _candidate_regions(t_codes, q_codes, k)
-    best: tuple[float, int, int] | None = None
-
-    def consider(found: tuple[int, int, int] | None, offset: int) -> None:
-        nonlocal best
-        if found is not None:
-            distance, start, end = found
-            score = 1 - distance / max(m, end - start)
-            if best is None or score > best[0]:
-                best = (score, offset + start, offset + end)
-
-    if len(alphabet) < 256:
-        q_bytes = _to_bytes(q_codes, alphabet)
-        for lo, hi in regions:
-            consider(_align_small_alphabet(q_bytes, _to_bytes(t_codes[lo:hi], alphabet), k), lo)
-    else:
-        # Exact alignment (numpy) only where the bucketed lower bound leaves
-        # hope: with d edits no span scores above 1 - d / (m + d).
-        hopeful = [
-            (bound, lo, hi)
-            for bound, lo, hi in _large_alphabet_windows(q_codes, t_codes, regions, k)
-            if 1 - bound / (m + bound) >= threshold
-        ]
-        cells = 0
-        for bound, lo, hi in hopeful:
-            if best is not None and 1 - bound / (m + bound) < best[0]:
+    aligner = _Aligner(t_codes, quote)
+    sizes = [g for g in _GRAMS[t_codes.itemsize] if m >= 2 * g]
+    if n <= _LONG_REGION * (m + k) or not sizes:
+        return aligner.best([(0, n)], k)
+    first = _GramFilter(t_codes, aligner.q_codes, sizes[0])
+    # A few of the richest places, apart: one repeated phrase elsewhere on a
+    # large page must not hide the quote's own place.
+    guesses = first.best_windows(m, k, _GUESSES)
+    found: tuple[int, int, int] | None = None
+    settled = True
+    for guess in guesses:
+        span, exact = aligner.upper_bound(guess, k)
+        settled = settled and exact
+        if span is not None and (found is None or _better(span, found)):
+            found = span
+    d = k if found is None else found[0]
+    regions, covered = [(0, n)], n
+    for g in sizes:
+        if _needed_hits(m, d, g) < 1:
+            continue  # too many edits allowed for grams this long to bound anything
+        gram_filter = first if g == first.g else _GramFilter(t_codes, aligner.q_codes, g)
+        kept = gram_filter.regions(m, d)
+        if kept is not None and sum(hi - lo for lo, hi in kept) < covered:
+            regions, covered = kept, sum(hi - lo for lo, hi in kept)
+            if covered <= _MOST_COVERED * n:
                 break
-            cells += m * (hi - lo)
-            if cells > MAX_WIDE_ALPHABET_CELLS:
-                needed = m * sum(hi - lo for _, lo, hi in hopeful)
-                raise MatchTooCostly(
-                    needed=needed, budget=MAX_WIDE_ALPHABET_CELLS, wide_alphabet=True
-                )
-            consider(_align_any_alphabet(q_codes, t_codes[lo:hi], k), lo)
-    return None if best is None else (best[1], best[2])
+    inside = all(any(a <= lo and hi <= b for a, b in guesses) for lo, hi in regions)
+    if settled and inside:
+        return found  # every span within d edits lies in the text already aligned
+    return aligner.best(regions, d)
 
 
 def _similarity(quote: str, span: str) -> float:
@@ -484,29 +753,61 @@ def match_quote(
         raise ValueError(f"unknown match mode {mode!r}")
     if not 0 < threshold <= 1:
         raise ValueError("threshold must be in (0, 1]")
-    hay = _Haystack(text, case_sensitive)
     needle = quote if case_sensitive else quote.casefold()
-    exact = _exact(hay, needle)
-    if exact is not None:
-        start, end, count = exact
-        return MatchResult("exact", 1.0, start, end, context_window(text, start, end), count, 0)
+    if (mode == "exact" or threshold >= 1) and text.isascii():
+        # ASCII folds in place (one character to one): search the folded str itself.
+        return _ascii_exact(text, text if case_sensitive else text.casefold(), needle)
+    hay = _Haystack(text, case_sensitive)
     if mode == "exact" or threshold >= 1:
-        return MatchResult("none", None, None, None, None, 0, 0)
+        return _exact_result(text, hay, needle) or _NO_MATCH
     needed = fuzzy_work(text, quote)
     budget = budget if budget is not None else WorkBudget(FUZZY_WORK_PER_CALL)
-    budget.spend(needed)
     try:
-        span = best_fuzzy_span(hay.codes, needle, threshold)
+        budget.spend(needed)
+        try:
+            found = best_fuzzy_span(hay.codes, needle, threshold)
+        except MatchTooCostly:
+            budget.refund(needed)  # refused, so not spent
+            raise
     except MatchTooCostly:
-        budget.spent -= needed  # refused, so not spent
-        raise
-    if span is None:
-        return MatchResult("none", None, None, None, None, 0, needed)
-    start, end = hay.to_original(*span)
+        # An exact hit needs no fuzzy work, so it is found whatever the budget.
+        exact = _exact_result(text, hay, needle)
+        if exact is None:
+            raise
+        return exact
+    if found is None:
+        # The filter is lossless: no span within the threshold's edits, so no exact hit either.
+        return replace(_NO_MATCH, work=needed)
+    edits, start, end = found
+    if edits == 0:
+        # Only now look for every occurrence: the first and the count, free of charge.
+        exact = _exact_result(text, hay, needle)
+        if exact is not None:
+            budget.refund(needed)
+            return exact
+    start, end = hay.to_original(start, end)
     matched = text[start:end]
     score = _similarity(needle, matched if case_sensitive else matched.casefold())
     if score < threshold:
-        return MatchResult("none", None, None, None, None, 0, needed)
+        return replace(_NO_MATCH, work=needed)
     return MatchResult(
         "fuzzy", round(score, 3), start, end, context_window(text, start, end), 1, needed
     )
+
+
+def _ascii_exact(text: str, folded: str, needle: str) -> MatchResult:
+    first = folded.find(needle)
+    if first == -1:
+        return _NO_MATCH
+    end = first + len(needle)
+    # Counting from the first hit counts the same non-overlapping hits as from 0.
+    count = folded.count(needle, first)
+    return MatchResult("exact", 1.0, first, end, context_window(text, first, end), count, 0)
+
+
+def _exact_result(text: str, hay: _Haystack, needle: str) -> MatchResult | None:
+    exact = _exact(hay, needle)
+    if exact is None:
+        return None
+    start, end, count = exact
+    return MatchResult("exact", 1.0, start, end, context_window(text, start, end), count, 0)

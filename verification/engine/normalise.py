@@ -18,6 +18,15 @@ The steps, in this order (each keeps a position map, and the maps compose):
    matches, and offsets never point at padding.
 
 ``normalise(normalise(x).text).text == normalise(x).text`` for every ``x``.
+
+How it is fast: the text is handled as an array of code points in numpy.
+Invisible characters and whitespace are found by lookup tables over the
+Basic Multilingual Plane; a character whose NFKC (with the quote and dash
+mapping) is one character that cannot combine with its neighbours is
+replaced in place from a third table. Only a run of non-ASCII characters
+holding some other character (a combining mark, a ligature, a character
+beyond the BMP, ...) is normalised in Python, cluster by cluster. The
+position map is the array of input positions the kept characters came from.
 """
 
 from __future__ import annotations
@@ -26,9 +35,11 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
+
+from verification.engine.codepoints import codepoints, is_space
 
 _INVISIBLE_RANGES = [
     (0x00, 0x08),
@@ -108,11 +119,10 @@ def _joining_codepoints() -> list[int]:
     return sorted(joining)
 
 
-_INVISIBLE_RE = re.compile(f"[{_char_class(_INVISIBLE_RANGES)}]+")
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
-_CLUSTER_RE = re.compile(f".[{_char_class(_ranges(_joining_codepoints()))}]*", re.DOTALL)
-# Any whitespace run other than a single plain space.
-_UNTIDY_SPACE_RE = re.compile(r"[^\S ]\s*| \s+")
+_JOINING = _joining_codepoints()
+_CLUSTER_RE = re.compile(f".[{_char_class(_ranges(_JOINING))}]*", re.DOTALL)
+# In the table of simple replacements: this character needs the cluster path.
+_SLOW = 0xFFFFFFFF
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,114 +149,164 @@ class Normalised:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
-def _apply_edits(source: str, edits: list[tuple[int, int, str]]) -> tuple[str, np.ndarray | None]:
-    """Replace ``source[a:b]`` by ``r`` for each sorted edit; map output positions to source.
-
-    Every code point of a replacement maps to the start of what it replaced;
-    untouched text maps one to one; the end maps to ``len(source)``.
-    """
-    if not edits:
-        return source, None
-    pieces: list[str] = []
-    lengths: list[int] = []
-    origins: list[int] = []
-    linear: list[bool] = []
-    pos = 0
-    for a, b, replacement in edits:
-        if a > pos:
-            pieces.append(source[pos:a])
-            lengths.append(a - pos)
-            origins.append(pos)
-            linear.append(True)
-        if replacement:
-            pieces.append(replacement)
-            lengths.append(len(replacement))
-            origins.append(a)
-            linear.append(False)
-        pos = b
-    if pos < len(source):
-        pieces.append(source[pos:])
-        lengths.append(len(source) - pos)
-        origins.append(pos)
-        linear.append(True)
-    if not pieces:
-        return "", np.array([len(source)], dtype=np.int64)
-    text = "".join(pieces)
-    # Built as a cumulative sum of steps: +1 inside untouched text, 0 inside a
-    # replacement, and a jump at each piece start. Linear in the text, no loop.
-    length = np.asarray(lengths, dtype=np.int64)
-    origin = np.asarray(origins, dtype=np.int64)
-    is_linear = np.asarray(linear, dtype=bool)
-    starts = np.cumsum(length) - length
-    last = origin + np.where(is_linear, length - 1, 0)
-    steps = np.ones(len(text) + 1, dtype=np.int64)
-    long_replacements = ~is_linear & (length > 1)
-    if long_replacements.any():
-        inner_len = length[long_replacements] - 1
-        inner_start = np.repeat(starts[long_replacements] + 1, inner_len)
-        inner_first = np.cumsum(inner_len) - inner_len
-        offsets = np.arange(inner_len.sum()) - np.repeat(inner_first, inner_len)
-        steps[inner_start + offsets] = 0
-    steps[starts] = origin - np.concatenate(([0], last[:-1]))
-    mapping = np.cumsum(steps)
-    mapping[-1] = len(source)
-    dtype = np.int32 if len(source) < 2**31 - 1 else np.int64
-    return text, mapping.astype(dtype, copy=False)
-
-
 def _nfkc(s: str) -> str:
     return unicodedata.normalize("NFKC", s).translate(_QUOTES_AND_DASHES)
 
 
-def _nfkc_edits(source: str) -> list[tuple[int, int, str]]:
-    edits: list[tuple[int, int, str]] = []
-    if source.isascii():
-        return edits
-    for run in _NON_ASCII_RE.finditer(source):
-        # The ASCII character before a run may be the base of a combining mark.
-        base = max(run.start() - 1, 0)
-        chunk = source[base : run.end()]
-        whole = _nfkc(chunk)
-        if whole == chunk:
+def _run_edits(chunk: str, base: int) -> list[tuple[int, int, str]]:
+    """NFKC edits of one run of non-ASCII characters (with the character before it).
+
+    Cluster by cluster when the clusters' NFKC add up to the run's, so each
+    cluster maps to its own position; else the run is one edit.
+    """
+    whole = _nfkc(chunk)
+    if whole == chunk:
+        return []
+    clustered: list[tuple[int, int, str]] = []
+    produced: list[str] = []
+    for cluster in _CLUSTER_RE.finditer(chunk):
+        out = _nfkc(cluster.group())
+        produced.append(out)
+        if out != cluster.group():
+            clustered.append((base + cluster.start(), base + cluster.end(), out))
+    if "".join(produced) == whole:
+        return clustered
+    return [(base, base + len(chunk), whole)]  # composition across our cluster guess
+
+
+@cache
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    """For every BMP code point: dropped as invisible, and its simple replacement.
+
+    The replacement is NFKC plus the quote and dash mapping when that is one
+    character and neither it nor the result can combine with a neighbour;
+    else ``_SLOW``.
+    """
+    invisible = np.zeros(0x10000, dtype=bool)
+    for a, b in _INVISIBLE_RANGES:
+        if a < 0x10000:
+            invisible[a : min(b, 0xFFFF) + 1] = True
+    joining = set(_JOINING)
+    simple = np.arange(0x10000, dtype=np.uint32)
+    for cp in range(0x80, 0x10000):
+        if cp in joining or invisible[cp]:
+            simple[cp] = _SLOW
             continue
-        clustered: list[tuple[int, int, str]] = []
-        produced: list[str] = []
-        for cluster in _CLUSTER_RE.finditer(chunk):
-            out = _nfkc(cluster.group())
-            produced.append(out)
-            if out != cluster.group():
-                clustered.append((base + cluster.start(), base + cluster.end(), out))
-        if "".join(produced) == whole:
-            edits.extend(clustered)
-        else:  # composition across our cluster guess: map the run as one piece
-            edits.append((base, run.end(), whole))
-    return edits
+        out = _nfkc(chr(cp))
+        simple[cp] = ord(out) if len(out) == 1 and ord(out) not in joining else _SLOW
+    return invisible, simple
 
 
-def _compose(outer: np.ndarray | None, inner: np.ndarray | None) -> np.ndarray | None:
-    """Map through ``outer`` (later step) and then ``inner`` (earlier step)."""
-    if outer is None:
-        return inner
-    if inner is None:
-        return outer
-    return inner[outer]
+_tables()  # built at import, so that no request pays for it
+
+
+def _narrowest(codes: np.ndarray) -> np.ndarray:
+    top = int(codes.max(initial=0))
+    dtype = np.uint8 if top < 0x100 else np.uint16 if top < 0x10000 else np.uint32
+    return codes.astype(dtype, copy=False)
+
+
+def _decode(codes: np.ndarray) -> str:
+    codes = _narrowest(codes)
+    if codes.dtype == np.uint8:
+        return codes.tobytes().decode("latin-1")
+    if codes.dtype == np.uint16:
+        return codes.tobytes().decode("utf-16-le", "surrogatepass")
+    return codes.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _invisible(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
+    if codes.dtype != np.uint32:
+        return np.take(table, codes)
+    bmp = codes < 0x10000
+    found = np.take(table, codes & 0xFFFF) & bmp
+    for a, b in _INVISIBLE_RANGES:
+        if a >= 0x10000:
+            found |= (codes >= a) & (codes <= b)
+    return found
+
+
+def _nfkc_step(
+    codes: np.ndarray, origin: np.ndarray, simple: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 2 on code points: simple characters from the table, other runs cluster by cluster."""
+    high = np.flatnonzero(codes >= 0x80)
+    if not len(high):
+        return codes, origin
+    values = codes[high]
+    if values.dtype == np.uint32:
+        replaced = np.where(values < 0x10000, np.take(simple, values & 0xFFFF), _SLOW)
+    else:
+        replaced = np.take(simple, values)
+    slow = replaced == _SLOW
+    edits: list[tuple[int, int, str]] = []
+    if slow.any():
+        # Runs of consecutive non-ASCII characters, as the cluster path reads them.
+        run = np.concatenate(([0], np.cumsum(np.diff(high) > 1)))
+        in_slow_run = np.isin(run, run[slow])
+        bounds = np.flatnonzero(np.diff(np.concatenate(([-1], run, [run[-1] + 1]))))
+        text = None
+        for first, last in zip(bounds[:-1].tolist(), (bounds[1:] - 1).tolist(), strict=True):
+            if not in_slow_run[first]:
+                continue
+            if text is None:
+                text = _decode(codes)
+            start, end = int(high[first]), int(high[last]) + 1
+            base = max(start - 1, 0)  # an ASCII character before may be a mark's base
+            edits.extend(_run_edits(text[base:end], base))
+        high, replaced = high[~in_slow_run], replaced[~in_slow_run]
+    codes = (
+        codes.astype(np.uint32)
+        if replaced.max(initial=0) > np.iinfo(codes.dtype).max
+        else codes.copy()
+    )
+    codes[high] = replaced
+    if not edits:
+        return codes, origin
+    pieces: list[np.ndarray] = []
+    origins: list[np.ndarray] = []
+    pos = 0
+    for a, b, out in edits:
+        pieces += [codes[pos:a].astype(np.uint32), np.array([ord(c) for c in out], dtype=np.uint32)]
+        origins += [origin[pos:a], np.full(len(out), origin[a], dtype=origin.dtype)]
+        pos = b
+    pieces.append(codes[pos:].astype(np.uint32))
+    origins.append(origin[pos:])
+    return np.concatenate(pieces), np.concatenate(origins)
 
 
 def normalise(text: str) -> Normalised:
     """Normalise ``text`` as the verification API specifies and keep the way back."""
-    dropped = [(m.start(), m.end(), "") for m in _INVISIBLE_RE.finditer(text)]
-    step1, map1 = _apply_edits(text, dropped)
-    step2, map2 = _apply_edits(step1, _nfkc_edits(step1))
-    end = len(step2)
-    spaces = [
-        (m.start(), m.end(), "" if m.start() == 0 or m.end() == end else " ")
-        for m in _UNTIDY_SPACE_RE.finditer(step2)
-    ]
-    if step2.startswith(" ") and (not spaces or spaces[0][0] != 0):
-        spaces.insert(0, (0, 1, ""))
-    if step2.endswith(" ") and end > 1 and (not spaces or spaces[-1][1] != end):
-        spaces.append((end - 1, end, ""))
-    step3, map3 = _apply_edits(step2, spaces)
+    if not text:
+        return Normalised(text="", source_length=0)
+    invisible, simple = _tables()
+    codes = codepoints(text)
+    origin = np.arange(len(codes), dtype=np.int64)
+    # 1. Invisible characters
+    dropped = _invisible(codes, invisible)
+    if dropped.any():
+        codes, origin = codes[~dropped], origin[~dropped]
+    # 2. NFKC, quotes and dashes
+    if not text.isascii():
+        codes, origin = _nfkc_step(codes, origin, simple)
+    # 3. Whitespace: a run becomes one space where it starts; none at either end.
+    spaces = is_space(codes)
+    if spaces.any():
+        starts = spaces & ~np.concatenate(([False], spaces[:-1]))
+        keep = ~spaces | starts
+        solid = np.flatnonzero(~spaces)
+        keep[: solid[0] if len(solid) else len(keep)] = False
+        if len(solid):
+            keep[solid[-1] + 1 :] = False
+        codes = codes.copy() if not codes.flags.writeable else codes
+        codes[starts] = 32
+        codes, origin = codes[keep], origin[keep]
+    out = _decode(codes)
+    if len(out) == len(text) and out == text:
+        return Normalised(text=text, source_length=len(text))
+    dtype = np.int32 if len(text) < 2**31 - 1 else np.int64
     return Normalised(
-        text=step3, source_length=len(text), _map=_compose(_compose(map3, map2), map1)
+        text=out,
+        source_length=len(text),
+        _map=np.append(origin, len(text)).astype(dtype, copy=False),
     )

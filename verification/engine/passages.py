@@ -60,8 +60,10 @@ from functools import cache, lru_cache
 from itertools import pairwise
 from typing import Literal
 
+import numpy as np
 import snowballstemmer
 
+from verification.engine.codepoints import codepoints, is_space
 from verification.engine.match import context_window
 
 SCORER = "lexical-v2"
@@ -110,10 +112,14 @@ _TOKEN_RE = re.compile(
     f"(?P<cjk>[{_CJK}])|(?P<num>\\d+(?:[.,]\\d+)*)|(?P<word>{_LETTER}+(?:'{_LETTER}+)*)|(?P<pct>%)"
 )
 _CJK_RE = re.compile(f"[{_CJK}]")
+_CJK_RANGES = [(0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF)]
+_CJK_RANGES.append((0x20000, 0x2FA1F))
 _LETTER_RE = re.compile(_LETTER)
 _CUT_WORD_RE = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 # Candidates only; _ends_sentence decides (a plain pattern scans several times faster).
 _SENTENCE_END_RE = re.compile("[.!?。｡][.!?。｡\"')\\]」』]*")
+_SPACED_END_RE = re.compile("[.!?][.!?\"')\\]」』]*(?=\\s|\\Z)")
+_WORD_BEFORE_RE = re.compile("[^\\s(\\[\"']*\\Z")
 _DOTTED_RE = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 _THOUSANDS_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
@@ -231,55 +237,203 @@ def _ends_sentence(text: str, m: re.Match[str]) -> bool:
     following = text[after : after + 1]
     if following and not following.isspace():
         return bool(_CJK_RE.match(following)) and ("!" in run or "?" in run)
-    if run[0] != "." or run.startswith(".."):
-        return True
+    return run[0] != "." or run.startswith("..") or not _abbreviated(text, m.start(), after)
+
+
+def _abbreviated(text: str, stop: int, after: int) -> bool:
+    """Is the full stop at ``stop`` (followed by whitespace or the end) an abbreviation's?"""
     # The word before the full stop, looked for in a short window: abbreviations are short.
-    before = text[max(m.start() - 12, 0) : m.start()]
-    word = re.split(r"[\s(\[\"']", before)[-1]
+    word = _WORD_BEFORE_RE.search(text, max(stop - 12, 0), stop).group()
     lower = word.lower()
-    if lower in ABBREVIATIONS or _DOTTED_RE.fullmatch(word):
-        return False
+    if lower in ABBREVIATIONS or ("." in word and _DOTTED_RE.fullmatch(word)):
+        return True
     if len(word) == 1 and word.isupper():
-        return False  # an initial
+        return True  # an initial
     if lower == "etc":
         nxt = text[after : after + 2].lstrip()
-        return not nxt or nxt[0].isupper()
-    return True
+        return bool(nxt) and not nxt[0].isupper()
+    return False
+
+
+def _sentence_ends(text: str, has_cjk: bool) -> list[int]:
+    if has_cjk or "。" in text or "｡" in text:
+        return [m.end() for m in _SENTENCE_END_RE.finditer(text) if _ends_sentence(text, m)]
+    if text.isascii():
+        return _ascii_sentence_ends(text)
+    # Without CJK, only a run before whitespace or the end can end a sentence,
+    # which the pattern checks itself; only full stops need a closer look.
+    return [
+        m.end()
+        for m in _SPACED_END_RE.finditer(text)
+        if m.group()[0] != "."
+        or m.group().startswith("..")
+        or not _abbreviated(text, m.start(), m.end())
+    ]
+
+
+def _byte_table(members: bytes) -> bytes:
+    """A ``bytes.translate`` table: 1 for ``members``, 0 for every other byte."""
+    return bytes(int(b in members) for b in range(256))
+
+
+def _marked(data: bytes, table: bytes) -> np.ndarray:
+    """Which bytes of ``data`` the table marks, at ``bytes.translate`` speed."""
+    return np.frombuffer(data.translate(table), dtype=bool)
+
+
+_STOPS = _byte_table(b".!?")
+_RUN = _byte_table(b".!?\"')]")  # what a run of sentence-ending marks may hold
+_WORD_EDGE = _byte_table(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f([\"'")  # whitespace and ( [ " '
+_ABBREVIATION_LETTERS = max(len(a) for a in ABBREVIATIONS)
+
+
+def _packed(words: np.ndarray, length: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Each word (start, length at most 8) lower-cased and packed into one integer."""
+    value = np.zeros(len(words), dtype=np.uint64)
+    for j in range(_ABBREVIATION_LETTERS):
+        byte = codes[np.minimum(words + j, len(codes) - 1)].astype(np.uint64)
+        byte |= ((byte >= 65) & (byte <= 90)).astype(np.uint64) << np.uint64(5)  # A-Z to a-z
+        value |= np.where(j < length, byte, 0).astype(np.uint64) << np.uint64(8 * j)
+    return value
+
+
+def _pack_word(word: str) -> int:
+    return sum(ord(c) << (8 * j) for j, c in enumerate(word))
+
+
+_PACKED_ABBREVIATIONS = np.array(sorted(_pack_word(a) for a in ABBREVIATIONS), dtype=np.uint64)
+_PACKED_ETC = _pack_word("etc")
+
+
+def _run_ends(data: bytes, marks: np.ndarray) -> np.ndarray:
+    """Where the run of characters a sentence end may hold, from each mark on, stops."""
+    n = len(data)
+    run = _marked(data, _RUN)
+    ends = marks + 1
+    # Runs are a few characters long: step them all together, a few times.
+    for _ in range(8):
+        going = np.flatnonzero(ends < n)
+        going = going[run[ends[going]]]
+        if not len(going):
+            return ends
+        ends[going] += 1
+    # Long runs of marks (rare): look the stops up among all the other characters.
+    stops = np.append(np.flatnonzero(~run), n)
+    return stops[np.searchsorted(stops, marks)]
+
+
+def _ascii_sentence_ends(text: str) -> list[int]:
+    """``_ends_sentence`` for every run of an ASCII page at once, in numpy.
+
+    A run starts at a mark that no earlier run's marks reach, ends where the
+    run's characters end, and counts only before whitespace or the end; a
+    full stop after a word that may be an abbreviation (short, or dotted) is
+    looked up as a packed integer, and only ``etc.`` and dotted words go
+    through ``_abbreviated``.
+    """
+    data = text.encode("ascii")
+    codes = np.frombuffer(data, dtype=np.uint8)
+    n = len(codes)
+    marks = np.flatnonzero(_marked(data, _STOPS))
+    if not len(marks):
+        return []
+    run_end = _run_ends(data, marks)
+    # A mark starts a run unless the run before it reaches it.
+    first = np.concatenate(([True], run_end[:-1] <= marks[1:]))
+    spaced = (run_end == n) | is_space(codes[np.minimum(run_end, n - 1)])
+    keep = first & spaced
+    starts, ends = marks[keep], run_end[keep]
+    # Full stops not followed by another: the word before may make them no end.
+    nxt = codes[np.minimum(starts + 1, n - 1)]
+    lone = (codes[starts] == 46) & ((starts + 1 == n) | (nxt != 46))
+    stops = starts[lone]
+    edges = np.concatenate(([-1], np.flatnonzero(_marked(data, _WORD_EDGE))))
+    word = np.maximum(edges[np.searchsorted(edges, stops) - 1] + 1, stops - 12)
+    length = stops - word
+    dots = np.flatnonzero(codes == 46)
+    dotted = np.searchsorted(dots, stops) > np.searchsorted(dots, word)
+    short = (length <= _ABBREVIATION_LETTERS) & ~dotted
+    packed = _packed(word, length, codes)
+    listed = short & np.isin(packed, _PACKED_ABBREVIATIONS)
+    initial = (length == 1) & (codes[word] >= 65) & (codes[word] <= 90)
+    doubtful = dotted | (short & (packed == _PACKED_ETC))
+    not_end = listed | initial
+    for i in np.flatnonzero(doubtful).tolist():
+        not_end[i] = _abbreviated(text, int(stops[i]), int(ends[lone][i]))
+    ends[np.flatnonzero(lone)[not_end]] = -1
+    return ends[ends >= 0].tolist()
 
 
 def split_units(text: str) -> list[tuple[int, int]]:
-    """The sentences (cut at 40 words) of ``text`` as ``(start, end)`` pairs."""
+    """The sentences (cut at 40 words) of ``text`` as ``(start, end)`` pairs.
+
+    The sentences' bounds, the whitespace before each and their word counts
+    are worked out in numpy; only sentences of 40 words or more, or holding
+    CJK, are cut one by one.
+    """
+    if not text:
+        return []
+    has_cjk = not text.isascii() and _CJK_RE.search(text) is not None
+    ends = np.array([*_sentence_ends(text, has_cjk), len(text)], dtype=np.int64)
+    starts = np.concatenate(([0], ends[:-1]))
+    codes = codepoints(text)
+    # Each sentence starts at its first character that is not whitespace: a
+    # start on whitespace moves past the run of whitespace holding it.
+    blank = np.flatnonzero(is_space(codes))
+    at = np.searchsorted(blank, starts)
+    on_blank = (
+        np.flatnonzero(blank[np.minimum(at, len(blank) - 1)] == starts) if len(blank) else at[:0]
+    )
+    if len(on_blank):
+        run_last = np.append(np.flatnonzero(np.diff(blank) != 1), len(blank) - 1)
+        starts[on_blank] = blank[run_last[np.searchsorted(run_last, at[on_blank])]] + 1
+    keep = starts < ends
+    starts, ends = starts[keep], ends[keep]
+    spaces = np.flatnonzero(codes == 32)
+    words = np.searchsorted(spaces, ends) - np.searchsorted(spaces, starts)
+    slow = words >= MAX_WORDS_PER_UNIT
+    if has_cjk:
+        cjk = np.concatenate(([0], np.cumsum(_is_cjk(codes))))
+        slow |= cjk[ends] > cjk[starts]
+    pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    if not slow.any():
+        return pairs
     units: list[tuple[int, int]] = []
-    has_cjk = _CJK_RE.search(text) is not None
-    pos = 0
-    ends = [m.end() for m in _SENTENCE_END_RE.finditer(text) if _ends_sentence(text, m)]
-    for end in [*ends, len(text)]:
-        start = pos
-        while start < end and text[start].isspace():
-            start += 1
-        if start < end:
-            _add_unit(text, start, end, has_cjk, units)
-        pos = end
+    done = 0
+    for i in np.flatnonzero(slow).tolist():
+        units.extend(pairs[done:i])
+        start, end = pairs[i]
+        if has_cjk and cjk[end] > cjk[start]:
+            words = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
+            units.extend(
+                (words[j][0], words[min(j + MAX_WORDS_PER_UNIT, len(words)) - 1][1])
+                for j in range(0, len(words), MAX_WORDS_PER_UNIT)
+            )
+        else:
+            units.extend(_cut_at_spaces(spaces, start, end))
+        done = i + 1
+    units.extend(pairs[done:])
     return units
 
 
-def _add_unit(text: str, start: int, end: int, has_cjk: bool, units: list[tuple[int, int]]) -> None:
-    cjk = has_cjk and _CJK_RE.search(text, start, end) is not None
-    if not cjk and text.count(" ", start, end) < MAX_WORDS_PER_UNIT:
-        units.append((start, end))
-        return
-    if cjk:
-        words = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
-    else:  # normalised text: words are separated by single spaces
-        words = []
-        pos = start
-        for part in text[start:end].split(" "):
-            if part:
-                words.append((pos, pos + len(part)))
-            pos += len(part) + 1
-    for i in range(0, len(words), MAX_WORDS_PER_UNIT):
-        chunk = words[i : i + MAX_WORDS_PER_UNIT]
-        units.append((chunk[0][0], chunk[-1][1]))
+def _cut_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
+    """``text[start:end]`` cut after every 40th space-separated word."""
+    inner = spaces[np.searchsorted(spaces, start) : np.searchsorted(spaces, end)]
+    bounds = np.concatenate(([start - 1], inner, [end]))
+    word_starts, word_ends = bounds[:-1] + 1, bounds[1:]
+    solid = word_ends > word_starts
+    word_starts, word_ends = word_starts[solid], word_ends[solid]
+    firsts = np.arange(0, len(word_starts), MAX_WORDS_PER_UNIT)
+    lasts = np.minimum(firsts + MAX_WORDS_PER_UNIT, len(word_starts)) - 1
+    return list(zip(word_starts[firsts].tolist(), word_ends[lasts].tolist(), strict=True))
+
+
+def _is_cjk(codes: np.ndarray) -> np.ndarray:
+    """Code points in the ``_CJK`` ranges."""
+    found = np.zeros(len(codes), dtype=bool)
+    for lo, hi in _CJK_RANGES:
+        found |= (codes >= lo) & (codes <= hi)
+    return found
 
 
 def _word_prefixes(key: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import edlib
+import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -15,8 +16,10 @@ from verification.engine.match import (
     FUZZY_WORK_PER_CALL,
     MatchTooCostly,
     WorkBudget,
+    _align_any_alphabet,
     context_window,
     match_quote,
+    max_edits,
 )
 from verification.engine.normalise import normalise
 
@@ -329,3 +332,67 @@ def test_candidate_filter_loses_nothing_against_a_full_alignment(seed, edits, si
         best_start, best_last = full["locations"][0]
         span = text[best_start : best_last + 1]
         assert 1 - full["editDistance"] / max(len(quote), len(span)) < 0.85
+
+
+def _full_alignment_answer(text: str, quote: str, threshold: float) -> tuple:
+    """What the documented rule gives, from one edlib alignment over the whole text."""
+    if quote in text:
+        return ("exact", text.index(quote), text.index(quote) + len(quote))
+    full = edlib.align(quote, text, mode="HW", task="locations")
+    distance = full["editDistance"]
+    if distance > max_edits(len(quote), threshold):
+        return ("none", None, None)
+    start, last = min(full["locations"], key=lambda loc: (loc[0] - loc[1], loc[0]))
+    span = text[start : last + 1]
+    if 1 - distance / max(len(quote), len(span)) < threshold:
+        return ("none", None, None)
+    return ("fuzzy", start, last + 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 10**6),
+    st.integers(1_000, 8_000),
+    st.integers(12, 300),
+    st.floats(0.0, 0.2),
+    st.sampled_from([0.5, 0.7, 0.85, 0.9, 0.95]),
+    st.sampled_from(["ab ", "abcd ", "abcdefghijklmnopqrstuvwxyz "]),
+)
+def test_sampled_filter_answer_equals_a_full_alignment(
+    seed, size, length, rate, threshold, letters
+) -> None:
+    # Small alphabets make repeats and near-misses everywhere: the worst case for a filter.
+    rng = random.Random(seed)
+    text = "".join(rng.choice(letters) for _ in range(size))
+    start = rng.randrange(0, size - length)
+    quote = _edit(text[start : start + length], round(length * rate), seed=seed + 1)
+    quote = quote.replace(" ", "a").strip() or "a"
+    result = match_quote(text, quote, threshold=threshold, case_sensitive=True)
+    assert (result.match, result.start, result.end) == _full_alignment_answer(
+        text, quote, threshold
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 12), st.sampled_from([0.7, 0.9]))
+def test_wide_text_fuzzy_distance_equals_a_full_alignment(seed, edits, threshold) -> None:
+    rng = random.Random(seed)
+    alphabet = [chr(0x4E00 + i) for i in range(rng.choice([30, 400, 3000]))]
+    text = "".join(rng.choice(alphabet) for _ in range(6_000))
+    start = rng.randrange(0, 5_500)
+    chars = list(text[start : start + rng.randint(40, 400)])
+    for _ in range(edits):
+        chars[rng.randrange(len(chars))] = rng.choice(alphabet)
+    quote = "".join(chars)
+    result = match_quote(text, quote, threshold=threshold)
+    # Reference: a plain dynamic-programming alignment over the whole text.
+    codes = np.array([ord(c) for c in text], dtype=np.uint32)
+    q_codes = np.array([ord(c) for c in quote], dtype=np.uint32)
+    full, start, end = _align_any_alphabet(q_codes, codes, len(quote))
+    if result.match == "exact":
+        assert full == 0
+    elif result.match == "fuzzy":
+        assert Levenshtein.distance(quote, text[result.start : result.end]) == full
+    else:
+        score = 1 - full / max(len(quote), end - start)
+        assert full > max_edits(len(quote), threshold) or score < threshold

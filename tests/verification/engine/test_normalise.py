@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verification.engine.normalise import normalise
+from verification.engine.normalise import _INVISIBLE_RANGES, _QUOTES_AND_DASHES, normalise
 
 
 @pytest.mark.parametrize(
@@ -101,3 +101,39 @@ def test_normalised_text_has_no_untidy_whitespace(raw: str) -> None:
     assert "  " not in text
     assert text == text.strip()
     assert all(ch == " " or not ch.isspace() for ch in text)
+
+
+def _plainly(raw: str) -> str:
+    """The published rules as plain string operations, character by character (the reference)."""
+    kept = "".join(ch for ch in raw if not any(a <= ord(ch) <= b for a, b in _INVISIBLE_RANGES))
+    return " ".join(unicodedata.normalize("NFKC", kept).translate(_QUOTES_AND_DASHES).split())
+
+
+wide_text = st.text(
+    alphabet=st.one_of(
+        st.characters(),
+        st.sampled_from(
+            [
+                *"ab .\t\n\u00a0\u2019\u201c\u2014\u2026™½µﬁßİé\u0301\u0323",
+                *"\u1161\u11a8가ㄱㅏｶﾞ\u3000",
+                *[
+                    "\U0001f600",
+                    "\U000e0041",
+                    "\ud800",
+                    "\u212b",
+                    "\u0344",
+                    "\u1e9b",
+                    "\x00",
+                    "\x85",
+                ],
+            ]
+        ),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_text)
+def test_normalised_text_equals_the_rules_applied_with_plain_string_operations(raw) -> None:
+    assert normalise(raw).text == _plainly(raw)

@@ -12,9 +12,13 @@ from hypothesis import strategies as st
 from tests.verification.engine.demo import DEMO_PAGE
 from verification.engine.normalise import normalise
 from verification.engine.passages import (
+    _CJK_RE,
+    _CUT_WORD_RE,
+    _SENTENCE_END_RE,
     SCORER,
     ClaimHasNoWords,
     _claim_hits,
+    _ends_sentence,
     _read_claim,
     _tokens,
     find_passages,
@@ -297,3 +301,53 @@ def test_claim_word_search_finds_exactly_the_claim_words_of_the_page(parts, clai
         return
     expected = [(t.start, t.key) for t in _tokens(text) if t.key in set(claim.keys)]
     assert [(t.start, t.key) for t in _claim_hits(text, claim)] == expected
+
+
+# Sentence splitting in bulk equals the rules applied one candidate at a time
+
+
+def _split_one_by_one(text: str) -> list[tuple[int, int]]:
+    """The sentence rules applied mark by mark, as plainly as they read (the reference)."""
+    ends = [m.end() for m in _SENTENCE_END_RE.finditer(text) if _ends_sentence(text, m)]
+    units: list[tuple[int, int]] = []
+    pos = 0
+    for end in [*ends, len(text)]:
+        start = pos
+        while start < end and text[start].isspace():
+            start += 1
+        pos = end
+        if start >= end:
+            continue
+        if _CJK_RE.search(text, start, end):
+            words = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
+        elif text.count(" ", start, end) < 40:
+            units.append((start, end))
+            continue
+        else:
+            words, at = [], start
+            for part in text[start:end].split(" "):
+                if part:
+                    words.append((at, at + len(part)))
+                at += len(part) + 1
+        for i in range(0, len(words), 40):
+            units.append((words[i][0], words[min(i + 40, len(words)) - 1][1]))
+    return units
+
+
+sentence_parts = st.sampled_from(
+    [
+        "Dr.", "MR.", "approx.", "e.g.", "e.g.,", "U.S.", "a.m.", "etc.", "etc.)", 'etc."',
+        "J.", "a.", "Fig.)", "(Prof.", "'b.", "x.y.z.w.v.u.t.s.", "abcdefghijklmnop.",
+        "word", "end.", "why?", "no!", "Wait...", "?!", '"stop."', "12.5", "1,000", ".", "..",
+        "东京", "。", "｡", "本当?", "\uff09", "」", "İ.", "\u00a0", "\t", "\x1c",
+        "." * 12, "?!" * 6,
+    ]
+)  # fmt: skip
+gaps = st.sampled_from(["", " ", " ", "  ", "\n"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(sentence_parts, gaps), max_size=120), st.booleans())
+def test_split_units_equals_the_rules_applied_one_mark_at_a_time(parts, ascii_only) -> None:
+    text = "".join(part + gap for part, gap in parts if part.isascii() or not ascii_only)
+    assert split_units(text) == _split_one_by_one(text)

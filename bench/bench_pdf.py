@@ -1,0 +1,126 @@
+"""PDF text: PDFium (the engine) beside pypdf's own extraction, 200 pages, interleaved.
+
+Two 200-page PDFs of real prose (``bench/corpus.py``) laid out in lines that
+fit the page, one in Helvetica (a standard Type 1 font, not embedded) and one
+in an embedded TrueType font (Liberation Sans or DejaVu Sans from the
+machine's fonts). Each round reads each PDF with ``pdf_text`` (pypdf for the
+structure and limits, PDFium for the text) and with pypdf alone (its
+``extract_text``, keeping text whose origin lies inside the crop box, as the
+engine did before); the figure is the median of the rounds. Both texts are
+compared after normalisation. Then the worker pool's time for the same read.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import statistics
+import time
+from pathlib import Path
+
+from pypdf import PdfReader
+
+from bench.corpus import english_prose
+from bench.setup import django_on_a_scratch_database
+from tests.verification.pdfs import text_pdf
+from verification.engine.normalise import normalise
+from verification.engine.pdf_text import BOX_TOLERANCE, pdf_text
+
+PAGES = 200
+LINES = 46
+LINE_CHARS = 85
+ROUNDS = 5
+FONTS = (
+    Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf"),
+    Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
+)
+
+
+def _pages() -> list[list[str]]:
+    words = english_prose(PAGES * LINES * LINE_CHARS).split(" ")
+    rng = random.Random(3)
+    pages: list[list[str]] = []
+    i = 0
+    for _ in range(PAGES):
+        lines = []
+        for _ in range(LINES):
+            limit, line = rng.randint(60, LINE_CHARS), []
+            while i < len(words) and sum(len(w) + 1 for w in line) + len(words[i]) < limit:
+                line.append(words[i])
+                i += 1
+            if not line:  # a word longer than the line
+                line, i = [words[i][:limit]], i + 1
+            lines.append(" ".join(line))
+        pages.append(lines)
+    return pages
+
+
+def pypdf_text(data: bytes) -> str:
+    """pypdf's extraction, origin inside the crop box, pages joined by a space."""
+    texts = []
+    for page in PdfReader(io.BytesIO(data), strict=False).pages:
+        box = page.cropbox
+        left, bottom = float(min(box.left, box.right)), float(min(box.bottom, box.top))
+        right, top = float(max(box.left, box.right)), float(max(box.bottom, box.top))
+        parts: list[str] = []
+
+        def inside(text, cm, tm, font, size, parts=parts, box=(left, bottom, right, top)):
+            x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            if (
+                text
+                and box[0] - BOX_TOLERANCE <= x <= box[2] + BOX_TOLERANCE
+                and box[1] - BOX_TOLERANCE <= y <= box[3] + BOX_TOLERANCE
+            ):
+                parts.append(text)
+
+        page.extract_text(visitor_text=inside)
+        texts.append("".join(parts))
+    return " ".join(texts)
+
+
+def main() -> None:
+    pages = _pages()
+    font = next((f for f in FONTS if f.exists()), None)
+    documents = {"Helvetica (Type 1, not embedded)": text_pdf(pages)}
+    if font is None:
+        print(f"no TrueType font found at {', '.join(map(str, FONTS))}: that row is left out")
+    else:
+        documents[f"{font.stem} (TrueType, embedded)"] = text_pdf(pages, font_file=font)
+    print(f"\n{PAGES}-page PDFs of real prose, seconds, medians of {ROUNDS} interleaved rounds\n")
+    print("| font | PDF size | characters | pdf_text (PDFium) | pypdf alone | pypdf / PDFium "
+          "| same text after normalising |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for label, data in documents.items():
+        times: dict[str, list[float]] = {"pdfium": [], "pypdf": []}
+        for _ in range(ROUNDS):
+            for name, read in (("pdfium", lambda d=data: pdf_text(d).text), ("pypdf", pypdf_text)):
+                start = time.perf_counter()
+                text = read(data) if name == "pypdf" else read()
+                times[name].append(time.perf_counter() - start)
+                if name == "pdfium":
+                    ours = text
+                else:
+                    theirs = text
+        a, b = statistics.median(times["pdfium"]), statistics.median(times["pypdf"])
+        same = normalise(ours).text == normalise(theirs).text
+        print(
+            f"| {label} | {len(data) / 1024:.0f} KB | {len(normalise(ours).text):,} | {a:.2f} "
+            f"| {b:.2f} | {b / a:.1f}x | {'yes' if same else 'NO'} |"
+        )
+    data = next(iter(documents.values()))
+    # The pool takes its turn in the shared PDF queue, kept in the database without Redis.
+    django_on_a_scratch_database("pdf")
+    from verification.pdf_pool import read_pdf
+
+    read_pdf(data)  # start the pool's workers
+    pooled = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        read_pdf(data)
+        pooled.append(time.perf_counter() - start)
+    print(f"\nThrough the worker pool (Helvetica PDF): {statistics.median(pooled):.2f} s (median)")
+
+
+if __name__ == "__main__":
+    main()

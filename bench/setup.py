@@ -1,0 +1,29 @@
+"""Django for an in-process benchmark: settings from the environment, a throwaway SQLite."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def django_on_a_scratch_database(name: str, *, keep_database_url: bool = False) -> str:
+    """Set Django up on a migrated SQLite file in a new temporary directory; return it.
+
+    With ``keep_database_url`` a ``DATABASE_URL`` already in the environment (PostgreSQL,
+    say) is used instead of the scratch file.
+    """
+    workdir = tempfile.mkdtemp(prefix=f"attest-bench-{name}-")
+    database = f"sqlite:///{workdir}/bench.sqlite3"
+    if keep_database_url:
+        os.environ.setdefault("DATABASE_URL", database)
+    else:
+        os.environ["DATABASE_URL"] = database
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
+    os.environ["ATTEST_VAR_DIR"] = workdir
+    os.environ.setdefault("LOG_LEVEL", "WARNING")  # not a line per request
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    return workdir
