@@ -21,6 +21,7 @@ from attest.errors import AttestError, Unprocessable
 from receipts.services import issue_receipt
 from verification import capacity
 from verification.addresses import parse_url
+from verification.crossref import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.engine.passages import NOTE as PASSAGES_NOTE
 from verification.fetch import FetchResult, HostNotFound, Target, check_url
@@ -30,7 +31,7 @@ from verification.pipeline import (
     MatchTooCostlyError,
     Timings,
     failed_result,
-    fetch_all,
+    fetch_and_look_up,
     fetch_checked,
     match_on_page,
     normalised_quote,
@@ -290,6 +291,7 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
             ],
         )
 
+    lookups = CallLookups(tier=tier, request_id=request_id)
     holding_place = every_quote_failed = False
     try:
         with recorded(record):
@@ -297,7 +299,7 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 capacity.failures_take(client_ip=batch.client_ip)
                 holding_place = True
             started = time.monotonic()
-            fetched = fetch_all(batch.fetchers)
+            fetched = fetch_and_look_up(batch.fetchers, batch.urls, lookups)
             timings.fetch_ms = (time.monotonic() - started) * 1000
             pages = _pages(batch, fetched)
             timings.extract_ms = sum(page.extract_ms for page in pages)
@@ -315,6 +317,8 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                     '"match": "exact" or shorter quotes.',
                     details={"failed": failed},
                 )
+            # After the match queue is left: a slow Crossref never holds a matching place.
+            lookups.attach(pages)
             receipt = issue_receipt(
                 route=batch.route,
                 request_id=request_id,
@@ -332,16 +336,18 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
         # The place is given back unless every quote failed: that failure keeps it.
         if holding_place and not every_quote_failed:
             capacity.failures_give_back(client_ip=batch.client_ip)
-    return BatchRun(
-        pages=pages, results=results, receipt=receipt, summary=summarise(results, mode=mode)
-    )
+    summary = summarise(results, mode=mode)
+    if batch.route != ROUTE_QUOTES:
+        summary.update(lookups.summary(pages[item.page].crossref for item in batch.items))
+    return BatchRun(pages=pages, results=results, receipt=receipt, summary=summary)
 
 
 # --- the two routes' answers ---------------------------------------------------------
 
 
 def page_entry(page: Page) -> dict[str, Any]:
-    """A page of a batch answer: the verify/quote page plus its hashes, flags and advice."""
+    """A page of a batch answer: the verify/quote page (its ``crossref`` block included)
+    plus its hashes, flags and advice."""
     return {
         **page.as_json(),
         "normalised_sha256": page.normalised_sha256,

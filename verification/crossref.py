@@ -38,6 +38,7 @@ from urllib.parse import quote, urlencode
 from django.conf import settings
 from django.utils import timezone
 
+from attest.errors import CACHE_OUTAGES
 from verification.crossref_pace import crossref_turn
 from verification.engine.crossref import (
     CrossrefWork,
@@ -101,6 +102,47 @@ def crossref_summary(outcomes: Iterable[CrossrefOutcome | None]) -> dict[str, in
         "retracted": sum(1 for o in outcomes if o is not None and o.retracted),
         "doi_unchecked": sum(1 for o in outcomes if o is not None and o.status == SKIPPED),
     }
+
+
+class CallLookups:
+    """The Crossref step of one verification call, shared by every route.
+
+    DOIs that cited links name by themselves (doi.org links) are looked up while the
+    pages are fetched (``look_up`` from the request's thread, the fetches running in
+    theirs); ``attach`` then looks up the DOIs only the pages revealed and gives each
+    page its outcome. Lookups run in the request's thread because they read and write
+    the database (cache, log and, without Redis, the pace row).
+
+    Free samples (tier ``sample``) read our own pages and never ask Crossref.
+    """
+
+    def __init__(self, *, tier: str, request_id: str) -> None:
+        self.enabled = bool(settings.ATTEST_CROSSREF_URL)
+        self._tier = tier
+        self._request_id = request_id
+        self._outcomes: dict[str, CrossrefOutcome] = {}
+
+    def look_up(self, dois: Iterable[str | None]) -> None:
+        """Look up the DOIs not looked up yet in this call (each on its own deadline)."""
+        if not self.enabled or self._tier not in BUDGETS:
+            return
+        wanted = [doi for doi in dict.fromkeys(d.lower() for d in dois if d)]
+        wanted = [doi for doi in wanted if doi not in self._outcomes]
+        if wanted:
+            self._outcomes.update(
+                crossref_for_pages(wanted, tier=self._tier, request_id=self._request_id)
+            )
+
+    def attach(self, pages: Iterable[Any]) -> None:
+        """Give each page with a DOI its outcome (``page.crossref``), looking up the rest."""
+        pages = list(pages)
+        self.look_up(page.doi for page in pages)
+        for page in pages:
+            page.crossref = self._outcomes.get(page.doi) if page.doi else None
+
+    def summary(self, outcomes: Iterable[CrossrefOutcome | None]) -> dict[str, int]:
+        """``retracted`` and ``doi_unchecked`` of a citations summary; none with lookups off."""
+        return crossref_summary(outcomes) if self.enabled else {}
 
 
 def crossref_for_pages(
@@ -179,21 +221,28 @@ def _lookup(doi: str, *, tier: str, request_id: str, deadline: float) -> Crossre
     # Every request of the lookup ends by the batch's deadline; the margin covers the
     # bookkeeping. A holder that died frees the turn this long after taking it.
     lease = max(0.0, deadline - time.monotonic()) + 5.0
-    with crossref_turn(lease=lease, wait_until=deadline) as pace:
-        if pace is None:
-            outcome = CrossrefOutcome(doi=doi, status=SKIPPED, reason=BUSY)
-        else:
-            # Another batch may have asked for the same DOI while this one waited.
-            answered = _cached([doi]).get(doi)
-            if answered is not None:
-                return answered
-            try:
-                outcome = _ask(doi, pace=pace, tier=tier, deadline=deadline, trace=trace)
-            except _Skip as skip:
-                outcome = CrossrefOutcome(doi=doi, status=SKIPPED, reason=skip.reason)
-            if outcome.status != SKIPPED:
-                # Kept before the turn is passed on, so the next holder finds it.
-                _remember(outcome)
+    outcome: CrossrefOutcome | None = None
+    try:
+        with crossref_turn(lease=lease, wait_until=deadline) as pace:
+            if pace is None:
+                outcome = CrossrefOutcome(doi=doi, status=SKIPPED, reason=BUSY)
+            else:
+                # Another batch may have asked for the same DOI while this one waited.
+                answered = _cached([doi]).get(doi)
+                if answered is not None:
+                    return answered
+                try:
+                    outcome = _ask(doi, pace=pace, tier=tier, deadline=deadline, trace=trace)
+                except _Skip as skip:
+                    outcome = CrossrefOutcome(doi=doi, status=SKIPPED, reason=skip.reason)
+                if outcome.status != SKIPPED:
+                    # Kept before the turn is passed on, so the next holder finds it.
+                    _remember(outcome)
+    except CACHE_OUTAGES:
+        # Redis holds the turn and the pace: without it no lookup may be paced, so none
+        # is made. An answer already had (the turn failed only on its way out) stands.
+        if outcome is None:
+            outcome = CrossrefOutcome(doi=doi, status=SKIPPED, reason=UNAVAILABLE)
     CrossrefLookup.objects.create(
         request_id=request_id[:128],
         doi=doi,

@@ -48,6 +48,9 @@ class Page:
     pdf: PdfText | None = None
     doi: str | None = None
     doi_source: str | None = None  # "url" or "page": where the DOI was found
+    # The DOI's Crossref lookup (a verification.crossref.CrossrefOutcome), once made;
+    # None without a DOI or with DOI lookups off.
+    crossref: Any = None
     injection_flags: list[str] = field(default_factory=list)
     evidence: dict[str, Any] = field(default_factory=dict)
     extract_ms: float = 0.0
@@ -84,6 +87,8 @@ class Page:
         }
         if self.pdf is not None:
             body["pdf"] = self.pdf.info()
+        if self.crossref is not None:
+            body["crossref"] = self.crossref.as_json(doi_source=self.doi_source)
         return body
 
 

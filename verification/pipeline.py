@@ -12,6 +12,8 @@ from django.conf import settings
 
 from attest.errors import InvalidRequest, Unprocessable
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
+from verification.crossref import CallLookups
+from verification.engine.doi import doi_named_by_link
 from verification.engine.match import MatchTooCostly, WorkBudget, match_quote
 from verification.engine.normalise import normalise
 from verification.engine.passages import ClaimHasNoWords, find_passages
@@ -89,17 +91,33 @@ def fetch_checked(target: Target) -> FetchResult:
     return fetch(target, before_hop=ensure_robots_allow)
 
 
-def fetch_all(fetchers: list[Callable[[], FetchResult]]) -> list[FetchResult]:
+def fetch_all(
+    fetchers: list[Callable[[], FetchResult]], *, meanwhile: Callable[[], None] | None = None
+) -> list[FetchResult]:
     """Run the fetches at once, so a batch takes about as long as its slowest page.
 
     The threads only fetch (network and the cache-held robots.txt); nothing in them
-    touches the database. The first error raised by any fetch is raised here.
+    touches the database. ``meanwhile`` runs in the calling thread while they fetch
+    (the Crossref lookups of the DOIs the cited links name). The first error raised
+    by any fetch is raised here.
     """
-    if len(fetchers) == 1:
+    if len(fetchers) == 1 and meanwhile is None:
         return [fetchers[0]()]
     with ThreadPoolExecutor(max_workers=len(fetchers), thread_name_prefix="fetch") as pool:
         futures = [pool.submit(fetcher) for fetcher in fetchers]
+        if meanwhile is not None:
+            meanwhile()
         return [future.result() for future in futures]
+
+
+def fetch_and_look_up(
+    fetchers: list[Callable[[], FetchResult]], urls: list[str], lookups: CallLookups
+) -> list[FetchResult]:
+    """Fetch the pages while the DOIs their cited links name are looked up at Crossref."""
+    early = [doi_named_by_link(url) for url in urls]
+    if not lookups.enabled or not any(early):
+        return fetch_all(fetchers)
+    return fetch_all(fetchers, meanwhile=lambda: lookups.look_up(early))
 
 
 def read_pages(fetched: list[FetchResult]) -> list[Page]:
@@ -211,6 +229,8 @@ def page_claims(page: Page) -> PageClaims:
         normalised_sha256=page.normalised_sha256,
         evidence=page.evidence,
         doi=page.doi,
+        doi_status=page.crossref.status if page.crossref is not None else None,
+        retracted=page.crossref.retracted if page.crossref is not None else None,
     )
 
 

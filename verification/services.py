@@ -9,12 +9,14 @@ from typing import Any
 
 from attest.errors import AttestError
 from receipts.services import issue_receipt
+from verification.crossref import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.fetch import FetchResult, Target, check_url
 from verification.pages import Page
 from verification.pipeline import (
     MatchOptions,
     Timings,
+    fetch_and_look_up,
     fetch_checked,
     match_on_page,
     normalised_quote,
@@ -75,9 +77,10 @@ def answer_quote(
             error=error,
         )
 
+    lookups = CallLookups(tier=tier, request_id=request_id)
     with recorded(record):
         started = time.monotonic()
-        fetched = fetched_by()
+        fetched = fetch_and_look_up([fetched_by], [url], lookups)[0]
         timings.fetch_ms = (time.monotonic() - started) * 1000
         page = read_pages([fetched])[0]
         timings.extract_ms = page.extract_ms
@@ -89,6 +92,7 @@ def answer_quote(
         except MatchTooCostly as exc:
             raise too_costly(exc) from None
         timings.match_ms = (time.monotonic() - started) * 1000
+        lookups.attach([page])
         receipt = issue_receipt(
             route=route,
             request_id=request_id,
@@ -154,12 +158,14 @@ def fetch_text(*, target: Target, request_id: str, tier: str) -> dict[str, Any]:
             error=error,
         )
 
+    lookups = CallLookups(tier=tier, request_id=request_id)
     with recorded(record):
         started = time.monotonic()
-        fetched = fetch_checked(target)
+        fetched = fetch_and_look_up([lambda: fetch_checked(target)], [target.url], lookups)[0]
         timings.fetch_ms = (time.monotonic() - started) * 1000
         page = read_pages([fetched])[0]
         timings.extract_ms = page.extract_ms
+        lookups.attach([page])
         receipt = issue_receipt(
             route=ROUTE_FETCH,
             request_id=request_id,

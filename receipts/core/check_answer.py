@@ -22,6 +22,8 @@ PAGE_FIELDS = {
     "normalised_sha256": "normalised_sha256",
     "doi": "doi",
 }
+# Field of a page's ``crossref`` block -> the claim of the signed page it must equal.
+CROSSREF_FIELDS = {"doi": "doi", "status": "doi_status", "retracted": "retracted"}
 # Fields of an answer's result that equal the signed result's claim of the same name.
 RESULT_FIELDS = ("page", "match", "score", "start", "end", "pdf_page", "pdf_page_end", "scorer")
 # Field of an answer's result -> the claim of its signed page (a citations batch repeats them).
@@ -80,6 +82,7 @@ def answer_mismatches(answer: Mapping[str, Any], claims: Mapping[str, Any]) -> I
         yield f"the answer has {len(shown_pages)} pages, the receipt signs {len(pages)}"
     for index, (shown, signed) in enumerate(zip(shown_pages, pages, strict=False)):
         yield from _compare(f"page {index}", shown, signed, PAGE_FIELDS.items())
+        yield from _crossref_mismatches(f"page {index}", shown, signed)
     shown_results = _items(answer, "results", "result")
     if shown_results and len(shown_results) != len(results):
         yield f"the answer has {len(shown_results)} results, the receipt signs {len(results)}"
@@ -101,6 +104,22 @@ def answer_mismatches(answer: Mapping[str, Any], claims: Mapping[str, Any]) -> I
             ):
                 pairs = ((name, name) for name in PASSAGE_FIELDS)
                 yield from _compare(f"{label} passage {number}", passage, claim, pairs)
+
+
+def _crossref_mismatches(label: str, shown: Any, signed: Mapping[str, Any]) -> Iterator[str]:
+    """The page's Crossref block against the signed DOI status: a block dropped from the
+    answer (a retraction hidden) shows as much as one edited."""
+    if not isinstance(shown, dict):
+        return
+    block = shown.get("crossref")
+    if block is None:
+        if signed.get("doi_status") is not None:
+            yield (
+                f"{label} shows no crossref block but the receipt signs DOI status "
+                f"{signed['doi_status']!r} (retracted {signed.get('retracted')!r})"
+            )
+        return
+    yield from _compare(f"{label} crossref", block, signed, CROSSREF_FIELDS.items())
 
 
 def _compare(label: str, shown: Any, signed: Mapping[str, Any], pairs) -> Iterator[str]:

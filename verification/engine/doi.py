@@ -61,6 +61,17 @@ def _path(url: str) -> str:
         return ""
 
 
+def doi_named_by_link(url: str) -> str | None:
+    """The DOI a cited link names whatever its page says: a doi.org link's.
+
+    ``find_doi`` puts such a link first, so the DOI is known before the page is
+    fetched and its lookup can run while the page is on its way.
+    """
+    if _host(url) in DOI_HOSTS:
+        return clean_doi(_path(url).lstrip("/"))
+    return None
+
+
 def find_doi(
     *,
     requested_url: str,
@@ -80,10 +91,9 @@ def find_doi(
     """
     chain = [requested_url, *redirects, *([final_url] if final_url else [])]
     for url in chain:
-        if _host(url) in DOI_HOSTS:
-            doi = clean_doi(_path(url).lstrip("/"))
-            if doi:
-                return FoundDoi(doi, SOURCE_URL)
+        doi = doi_named_by_link(url)
+        if doi:
+            return FoundDoi(doi, SOURCE_URL)
     for key in META_KEYS:
         for value in (meta or {}).get(key, []):
             doi = clean_doi(value)
