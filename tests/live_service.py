@@ -24,10 +24,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# A test server never reaches the real Crossref: DOI lookups are off unless a test
+# points them at its own loopback server.
+OFFLINE = {"ATTEST_CROSSREF_URL": ""}
+
+
 def server_env(**settings: str) -> dict[str, str]:
     """This process's environment without the suite's settings, plus ``settings``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SUITE_SETTINGS)}
-    env.update(settings)
+    env.update(OFFLINE, **settings)
     return env
 
 

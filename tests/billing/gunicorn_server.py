@@ -78,6 +78,8 @@ class GunicornServer:
             "ATTEST_VAR_DIR": str(tmp_dir),
             "ATTEST_SIGNING_KEYS": settings.ATTEST_SIGNING_KEYS,
             "LOG_LEVEL": "WARNING",
+            # Never the real Crossref: DOI lookups off unless ``env`` names a loopback one.
+            "ATTEST_CROSSREF_URL": "",
             **env,
         }
         if migrate:

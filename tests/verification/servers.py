@@ -20,7 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def service_env(**settings: str) -> dict[str, str]:
     """The environment of a server: ours, less anything that would point it elsewhere."""
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CACHE_URL"}}
-    env.update({"LOG_LEVEL": "WARNING", "ATTEST_TRUSTED_PROXIES": ""}, **settings)
+    # Never the real Crossref: DOI lookups off unless ``settings`` name a loopback server.
+    env.update(
+        {"LOG_LEVEL": "WARNING", "ATTEST_TRUSTED_PROXIES": "", "ATTEST_CROSSREF_URL": ""},
+        **settings,
+    )
     return env
 
 
