@@ -33,6 +33,7 @@ from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
 from verification.addresses import MAX_URL_LENGTH
 from verification.engine.match import FUZZY_WORK_PER_CALL
+from verification.engine.pace import BUDGETS
 from verification.engine.passages import MAX_PASSAGES, SCORER
 from verification.pipeline import MAX_QUOTE_CHARS, MODES
 from verification.samples import SAMPLE_QUOTES, sample_page_url
@@ -52,6 +53,9 @@ def _verify_quote() -> dict[str, Any]:
         "fuzzy_work": f"{FUZZY_WORK_PER_CALL:,}",
         "price": price_of("verify/quote"),
         "sample_quotes": SAMPLE_QUOTES,
+        "crossref_on": bool(settings.ATTEST_CROSSREF_URL),
+        "crossref_paid": BUDGETS["paid"],
+        "crossref_trial": BUDGETS["trial"],
     }
 
 

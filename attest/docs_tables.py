@@ -21,7 +21,9 @@ from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, Set
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
+from verification.crossref import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
+from verification.engine.pace import BUDGETS
 from verification.engine.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
 from verification.engine.pdf_text import (
     MAX_CHARS,
@@ -233,6 +235,43 @@ def limits() -> list[tuple[str, list[Limit]]]:
             ],
         ),
         (
+            "Crossref lookups (pages with a DOI)",
+            [
+                Limit(
+                    "Lookups for paid calls, across all callers",
+                    f"{BUDGETS['paid']} a minute",
+                    "crossref.status skipped (reason rate_limited); the call is charged as usual",
+                ),
+                Limit(
+                    "Lookups for free trial calls, a budget of their own",
+                    f"{BUDGETS['trial']} a minute",
+                    "crossref.status skipped (reason rate_limited); the trial call counts as usual",
+                ),
+                Limit(
+                    "One Crossref request",
+                    _seconds(settings.ATTEST_CROSSREF_TIMEOUT),
+                    "crossref.status skipped (reason timeout)",
+                    "ATTEST_CROSSREF_TIMEOUT",
+                ),
+                Limit(
+                    "All lookups of one round of a call, waiting for the one turn included",
+                    _seconds(LOOKUPS_DEADLINE_SECONDS),
+                    "crossref.status skipped (reason busy)",
+                ),
+                Limit(
+                    "Answers kept (not_found included)",
+                    f"{CACHE_FOR.days} day",
+                    "asked again after it; skipped lookups are not kept",
+                ),
+                Limit(
+                    "DOI lookups",
+                    "on" if settings.ATTEST_CROSSREF_URL else "off",
+                    "when off, no crossref block and no summary.retracted or doi_unchecked",
+                    "ATTEST_CROSSREF_URL",
+                ),
+            ],
+        ),
+        (
             "Payments and receipts",
             [
                 Limit(
@@ -325,8 +364,8 @@ CLAIMS_DOC = {
     "normalised_sha256": "SHA-256 of the normalised text the offsets point into",
     "evidence": "network facts: address, redirects, content type, bytes",
     "doi": "the DOI found on the page",
-    "doi_status": "the DOI lookup's status",
-    "retracted": "whether the DOI is retracted",
+    "doi_status": "the crossref block's status: found, not_found, skipped; null without a lookup",
+    "retracted": "true when Crossref lists a retraction, withdrawal or removal; null if unknown",
     "page": "index of the result's page in pages",
     "quote_sha256": "SHA-256 of the quote exactly as sent; never the quote itself",
     "mode": "fuzzy, exact or passages",

@@ -9,6 +9,15 @@ from rest_framework import serializers
 from attest.errors import InvalidRequest
 from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
 from verification.batches import MAX_CITATIONS, MAX_QUOTES, check_batch_size
+from verification.crossref import (
+    BUSY,
+    FOUND,
+    NOT_FOUND,
+    RATE_LIMITED,
+    SKIPPED,
+    TIMEOUT,
+    UNAVAILABLE,
+)
 from verification.engine.classify import CONTENT_KINDS
 from verification.pipeline import MODES, VERDICTS, normalised_quote
 
@@ -199,6 +208,55 @@ class PdfOutput(serializers.Serializer):
     truncated = serializers.BooleanField()
 
 
+class NoticeOutput(serializers.Serializer):
+    type = serializers.CharField(
+        help_text="retraction, withdrawal, removal, correction, expression_of_concern, ..."
+    )
+    doi = serializers.CharField(help_text="The notice's own DOI.")
+    source = serializers.CharField(
+        allow_null=True, help_text="Who reported it: publisher or retraction-watch."
+    )
+    date = serializers.CharField(allow_null=True, help_text="As precise as Crossref gives it.")
+
+
+class CrossrefOutput(serializers.Serializer):
+    """What Crossref says about the page's DOI; the work's fields only when found."""
+
+    doi = serializers.CharField()
+    doi_source = serializers.ChoiceField(
+        choices=["url", "page"],
+        help_text="url: a doi.org link or the URL's path; page: the page's own meta tag.",
+    )
+    status = serializers.ChoiceField(choices=[FOUND, NOT_FOUND, SKIPPED])
+    reason = serializers.ChoiceField(
+        choices=[RATE_LIMITED, BUSY, TIMEOUT, UNAVAILABLE],
+        allow_null=True,
+        help_text="Why a lookup was skipped; null otherwise. A skip never changes the charge.",
+    )
+    retracted = serializers.BooleanField(
+        allow_null=True,
+        help_text="True when Crossref lists a retraction, withdrawal or removal notice; "
+        "null when not found or skipped (unknown).",
+    )
+    title = serializers.CharField(allow_null=True, required=False)
+    authors = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="At most 10, in order."
+    )
+    authors_total = serializers.IntegerField(required=False)
+    year = serializers.IntegerField(allow_null=True, required=False)
+    container_title = serializers.CharField(
+        allow_null=True, required=False, help_text="The journal or book."
+    )
+    type = serializers.CharField(allow_null=True, required=False)
+    updates = NoticeOutput(many=True, required=False, help_text="Every notice updating the work.")
+    update_to = NoticeOutput(
+        many=True,
+        allow_null=True,
+        required=False,
+        help_text="What the cited DOI updates when it is itself a notice; null otherwise.",
+    )
+
+
 class PageOutput(serializers.Serializer):
     requested_url = serializers.CharField()
     final_url = serializers.CharField(
@@ -212,6 +270,9 @@ class PageOutput(serializers.Serializer):
     retrieved_at = serializers.DateTimeField()
     doi = serializers.CharField(allow_null=True)
     pdf = PdfOutput(required=False)
+    crossref = CrossrefOutput(
+        required=False, help_text="Pages with a DOI, when DOI lookups are on (Crossref)."
+    )
 
 
 class VerifyQuoteOutput(serializers.Serializer):
@@ -283,10 +344,22 @@ class SummaryOutput(serializers.Serializer):
     failed = serializers.IntegerField(help_text="Results that carry an error.")
 
 
+class CitationsSummaryOutput(SummaryOutput):
+    retracted = serializers.IntegerField(
+        required=False,
+        help_text="Citations on a work Crossref marks retracted; absent when DOI lookups are off.",
+    )
+    doi_unchecked = serializers.IntegerField(
+        required=False,
+        help_text="Citations whose page's DOI lookup was skipped (retraction unknown); "
+        "absent when DOI lookups are off.",
+    )
+
+
 class VerifyCitationsOutput(PaidAnswerOutput):
     results = CitationResultOutput(many=True, help_text="One per citation, in request order.")
     pages = BatchPageOutput(many=True, help_text="One per distinct URL.")
-    summary = SummaryOutput()
+    summary = CitationsSummaryOutput()
     note = serializers.CharField(required=False, help_text="Passages mode only.")
 
 

@@ -324,3 +324,39 @@ def test_the_free_sample_never_asks_crossref_and_counts_nothing_unchecked(api, c
     answer = api.get("/v1/sample/citations").json()
     assert (answer["summary"]["retracted"], answer["summary"]["doi_unchecked"]) == (0, 0)
     assert crossref.seen == []
+
+
+# --- the published schema ------------------------------------------------------------------
+
+
+def _strict(node):
+    """The OpenAPI 3.0 schema as JSON Schema: nullable as a null type, no undeclared fields."""
+    if isinstance(node, list):
+        return [_strict(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _strict(v) for k, v in node.items()}
+    if node.pop("nullable", False):
+        node = {"anyOf": [node, {"type": "null"}]}
+    elif "properties" in node:
+        node.setdefault("additionalProperties", False)
+    return node
+
+
+def test_a_citations_answer_with_crossref_blocks_is_what_the_schema_says(api, papers, crossref):
+    import jsonschema
+
+    schema = api.get("/v1/openapi.json").json()
+    body = _cite(papers["retracted"], papers["notice"], papers["unknown"], papers["plain"])
+    answer = _post(api, "/v1/verify/citations", body).json()
+    strict = {"$ref": "#/components/schemas/VerifyCitationsOutput", **_strict(schema)}
+    jsonschema.validate(answer, strict)
+    crossref.refuse_with_500()
+    body = {"url": papers["corrected"], "quote": "The results"}
+    skipped = _post(api, "/v1/verify/quote", body).json()
+    assert skipped["page"]["crossref"]["status"] == "skipped"
+    jsonschema.validate(
+        skipped, {"$ref": "#/components/schemas/VerifyQuoteOutput", **_strict(schema)}
+    )
+    summary = schema["components"]["schemas"]["CitationsSummaryOutput"]["properties"]
+    assert {"retracted", "doi_unchecked"} <= set(summary)
