@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.bench_verify import _free_port, _percentile
+from bench.bench_verify import _percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 DELAY = 0.3
@@ -97,7 +97,7 @@ class _PaidClient:
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
-    from tests.verification.servers import gunicorn, service_env
+    from tests.live_service import gunicorn, server_env
 
     rng = random.Random(5)
     pages: dict[str, bytes] = {}
@@ -116,9 +116,8 @@ def main() -> None:
     server = _serve(pages)
     url = f"http://127.0.0.1:{server.server_address[1]}"
 
-    port = _free_port()
     with tempfile.TemporaryDirectory() as var:
-        env = service_env(
+        env = server_env(
             ATTEST_VAR_DIR=var,
             DATABASE_URL=f"sqlite:///{var}/bench.sqlite3",
             ATTEST_SIGNING_KEYS=f"{var}/keys",
@@ -134,7 +133,7 @@ def main() -> None:
                 capture_output=True,
             )
         workers = max(2, os.cpu_count() or 2)
-        with gunicorn(env, port, workers=workers, threads=4) as base:
+        with gunicorn(env, workers=workers, threads=4) as base:
             client = _PaidClient(base)
             slow_batch = {
                 "citations": [

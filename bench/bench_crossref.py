@@ -49,9 +49,8 @@ def bench_api() -> None:
     from pathlib import Path
 
     from bench.bench_batches import _PaidClient, _serve
-    from bench.bench_verify import _free_port
+    from tests.live_service import gunicorn, server_env
     from tests.verification.crossref.server import CrossrefServer
-    from tests.verification.servers import gunicorn, service_env
 
     root = Path(__file__).resolve().parent.parent
     crossref = CrossrefServer().start()
@@ -71,7 +70,7 @@ def bench_api() -> None:
 
     cold, warm, plain = [], [], []
     with tempfile.TemporaryDirectory() as var:
-        env = service_env(
+        env = server_env(
             ATTEST_VAR_DIR=var,
             DATABASE_URL=f"sqlite:///{var}/bench.sqlite3",
             ATTEST_SIGNING_KEYS=f"{var}/keys",
@@ -88,7 +87,7 @@ def bench_api() -> None:
                 capture_output=True,
             )
         try:
-            with gunicorn(env, _free_port(), workers=1, threads=4) as base:
+            with gunicorn(env, workers=1, threads=4) as base:
                 client = _PaidClient(base)
                 client.post("verify/citations", batch("/plain"))  # warm the server up
                 for _ in range(API_WARM_RUNS):

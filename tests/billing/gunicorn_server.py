@@ -1,7 +1,8 @@
 """A real gunicorn serving Attest on loopback, started with ``make run``'s own limits.
 
 Billing's crash tests kill its worker with SIGKILL mid-request; the master starts a new
-one, as it would in production, and the test carries on against it.
+one, as it would in production, and the test carries on against it. Starting, waiting
+and stopping are ``tests.live_service``'s, as for every server a test starts.
 """
 
 from __future__ import annotations
@@ -10,122 +11,61 @@ import os
 import re
 import shlex
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import httpx
 from django.conf import settings
-from django.db import connection
 
-REPO = Path(__file__).resolve().parents[2]
-GUNICORN = Path(sys.executable).with_name("gunicorn")
-# The ports this project's own test servers use (see the team's brief): 8300-8399.
-PORTS = range(8300, 8400)
+from tests.live_service import (
+    ROOT,
+    STARTUP_SECONDS,
+    free_port,
+    gunicorn_command,
+    migrate,
+    server_env,
+    shared_database,
+    start,
+    stop,
+    wait_answering,
+)
 
 
 def makefile_gunicorn_limits() -> list[str]:
     """The gunicorn limit flags ``make run`` passes, read from the Makefile itself."""
-    text = (REPO / "Makefile").read_text()
+    text = (ROOT / "Makefile").read_text()
     return shlex.split(re.search(r"^GUNICORN_LIMITS\s*:?=\s*(.*)$", text, re.M).group(1))
 
 
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 8300-8399")
-
-
-def database_url(tmp_dir: Path) -> tuple[str, bool]:
-    """The URL a server process should use, and whether it must be migrated first.
-
-    On PostgreSQL the server shares the test database (tests using it are transactional,
-    so what the server writes is flushed after each). An in-memory SQLite test database
-    cannot be shared with another process: the server gets its own file.
-    """
-    db = connection.settings_dict
-    if connection.vendor == "postgresql":
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-        return f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}", False
-    return f"sqlite:///{tmp_dir / 'server.sqlite3'}", True
-
-
-def _no_control_socket() -> list[str]:
-    """gunicorn 27 opens a control socket at one path per user; test servers need none."""
-    help_text = subprocess.run(
-        [str(GUNICORN), "--help"], capture_output=True, text=True, check=True
-    ).stdout
-    return ["--no-control-socket"] if "--no-control-socket" in help_text else []
+def _suite_shared() -> dict[str, str]:
+    """The suite's cache and secret key, which the server shares with the test."""
+    return {name: os.environ[name] for name in ("CACHE_URL", "SECRET_KEY") if name in os.environ}
 
 
 class GunicornServer:
     def __init__(self, tmp_dir: Path, *, env: dict[str, str], limits: list[str]) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        db_url, migrate = database_url(tmp_dir)
-        self.env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.billing.server_settings",
-            "PYTHONPATH": str(REPO),
-            "DATABASE_URL": db_url,
-            "ATTEST_VAR_DIR": str(tmp_dir),
-            "ATTEST_SIGNING_KEYS": settings.ATTEST_SIGNING_KEYS,
-            "LOG_LEVEL": "WARNING",
-            # Never the real Crossref: DOI lookups off unless ``env`` names a loopback one.
-            "ATTEST_CROSSREF_URL": "",
+        db_url, needs_migrate = shared_database(tmp_dir)
+        self.env = server_env(
+            **_suite_shared(),
+            DJANGO_SETTINGS_MODULE="tests.billing.server_settings",
+            PYTHONPATH=str(ROOT),
+            DATABASE_URL=db_url,
+            ATTEST_VAR_DIR=str(tmp_dir),
+            ATTEST_SIGNING_KEYS=settings.ATTEST_SIGNING_KEYS,
             **env,
-        }
-        if migrate:
-            subprocess.run(
-                [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                cwd=REPO,
-                env=self.env,
-                check=True,
-                timeout=300,
-            )
-        self.log = (tmp_dir / f"gunicorn-{self.port}.log").open("wb")
-        self.process = subprocess.Popen(
-            [
-                str(GUNICORN),
-                "attest.wsgi",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                "1",
-                # Threads, so the test can read the ledger while a request holds the worker;
-                # SIGKILL still takes every request of the worker down at once.
-                "--threads",
-                "4",
-                "--timeout",
-                "120",
-                *_no_control_socket(),
-                *limits,
-            ],
-            cwd=REPO,
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
         )
+        if needs_migrate:
+            migrate(self.env)
+        self.log = tmp_dir / f"gunicorn-{self.port}.log"
+        # Threads, so the test can read the ledger while a request holds the worker;
+        # SIGKILL still takes every request of the worker down at once.
+        command = gunicorn_command(self.port, workers=1, threads=4, extra=limits)
+        self.process = start(command, env=self.env, log=self.log)
         self.wait_ready()
 
-    def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "gunicorn exited; see its log"
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise TimeoutError("gunicorn did not answer /healthz")
+    def wait_ready(self, timeout: float = STARTUP_SECONDS) -> None:
+        wait_answering(self.url, self.process, self.log, timeout)
 
     def worker_pid(self) -> int:
         master = self.process.pid
@@ -147,10 +87,4 @@ class GunicornServer:
         self.wait_ready()
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=20)
-        self.log.close()
+        stop(self.process)

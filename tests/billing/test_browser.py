@@ -17,7 +17,7 @@ from playwright.sync_api import sync_playwright
 from x402.http import decode_payment_required_header, decode_payment_response_header
 
 from billing.models import PaymentClaim
-from tests.billing.gunicorn_server import free_port
+from tests.live_service import free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -16,15 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from django.conf import settings
-from django.db import connection
 
+from tests.live_service import gunicorn, server_env, shared_database
 from tests.verification.conftest import PageServer, page, send
 from tests.verification.pdfs import text_pdf
-from tests.verification.servers import gunicorn, service_env
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-PORT_A, PORT_B = 8141, 8142
 
 
 @pytest.fixture(params=["redis", "database"])
@@ -35,14 +32,15 @@ def store(request) -> str:
 
 
 @pytest.fixture
-def servers(store, pages: PageServer, signing_keys: str):
+def servers(store, pages: PageServer, signing_keys: str, tmp_path):
     """Start servers A and B with the given capacity settings: ``with servers(...) as (a, b)``."""
 
     @contextlib.contextmanager
     def start(**sizes: str):
-        db = connection.settings_dict
-        env = service_env(
-            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        database_url, _ = shared_database(tmp_path)
+        env = server_env(
+            DATABASE_URL=database_url,
+            SECRET_KEY="two-instances-test",
             ATTEST_SIGNING_KEYS=signing_keys,
             ATTEST_FETCH_ALLOW=f"127.0.0.1:{pages.port}",
             ATTEST_TRIAL_CALLS_PER_DAY="1000000",
@@ -50,7 +48,8 @@ def servers(store, pages: PageServer, signing_keys: str):
         )
         if store == "redis":
             env["CACHE_URL"] = settings.CACHES["default"]["LOCATION"]
-        with gunicorn(env, PORT_A) as a, gunicorn(env, PORT_B) as b:
+        # Each on a port the system picks: never a fixed one another run may hold.
+        with gunicorn(env) as a, gunicorn(env) as b:
             yield a, b
 
     return start

@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.live_service import ROOT, migrate, server_env, shared_database
 
 # Each process gets ready, waits for the go file so both ask at the same moment,
 # then looks its DOIs up as a batch would and prints the outcomes.
@@ -36,34 +36,23 @@ print(json.dumps([o.as_json() for o in outcomes.values()]), flush=True)
 
 
 def _environment(tmp_path: Path, crossref_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CACHE_URL"))}
-    env.update(
+    db_url, needs_migrate = shared_database(tmp_path)
+    env = server_env(
         DJANGO_SETTINGS_MODULE="attest.settings",
         SECRET_KEY="two-processes-test",
         ATTEST_VAR_DIR=str(tmp_path),
         ATTEST_CROSSREF_URL=crossref_url,
         ATTEST_CROSSREF_MAILTO="ops@attest.example",
+        DATABASE_URL=db_url,
     )
     if connection.vendor == "postgresql":
-        db = connection.settings_dict
-        password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-        env["DATABASE_URL"] = (
-            f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-            f"/{db['NAME']}"
-        )
         env["CACHE_URL"] = os.environ["CACHE_URL"]
         assert settings.CACHES["default"]["BACKEND"] == "django_redis.cache.RedisCache"
     else:
-        # The test database lives in memory; the processes share a file of their own.
-        env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+        # Each process has its own local-memory cache: the lease row is the shared lock.
         env["CACHE_URL"] = "locmemcache://per-process"
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            timeout=120,
-        )
+    if needs_migrate:
+        migrate(env)
     return env
 
 
