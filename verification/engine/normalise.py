@@ -132,16 +132,24 @@ class Normalised:
     text: str
     source_length: int
     # _map[i] is the input position of normalised code point i; _map[len(text)]
-    # is len(input). None means the identity (nothing moved).
+    # is len(input). None means the identity (nothing moved), unless _source is set.
     _map: np.ndarray | None = field(default=None, repr=False)
+    # The input, kept when the map is built on first use rather than with the text: most
+    # pages never ask for a position back (only PDFs' page numbers do).
+    _source: str | None = field(default=None, repr=False)
 
     def to_source(self, i: int) -> int:
         """Position in the input of normalised code point ``i`` (0 <= i <= len(text))."""
         if not 0 <= i <= len(self.text):
             raise IndexError(f"position {i} is outside 0..{len(self.text)}")
-        if self._map is None:
-            return i
-        return int(self._map[i])
+        positions = self._positions
+        return i if positions is None else int(positions[i])
+
+    @cached_property
+    def _positions(self) -> np.ndarray | None:
+        if self._source is None:
+            return self._map
+        return _normalise_mapped(self._source)._map
 
     @cached_property
     def sha256(self) -> str:
@@ -275,8 +283,35 @@ def _nfkc_step(
     return np.concatenate(pieces), np.concatenate(origins)
 
 
+# The invisible characters an ASCII text can hold (the C0 controls that are not whitespace).
+_ASCII_INVISIBLE = bytes(
+    cp for a, b in _INVISIBLE_RANGES for cp in range(a, min(b, 0x7F) + 1) if a < 0x80
+)
+
+
 def normalise(text: str) -> Normalised:
-    """Normalise ``text`` as the verification API specifies and keep the way back."""
+    """Normalise ``text`` as the verification API specifies and keep the way back.
+
+    An ASCII text (most web pages' visible text) is normalised with two C-speed string
+    passes and its position map is built only if asked for; NFKC and the quote and dash
+    mapping leave ASCII unchanged, so only invisible controls and whitespace can move.
+    """
+    if not text:
+        return Normalised(text="", source_length=0)
+    if text.isascii():
+        raw = text.encode("ascii")
+        kept = raw.translate(None, _ASCII_INVISIBLE)
+        kept = text if len(kept) == len(raw) else kept.decode("ascii")
+        # str.split() splits at the characters str.isspace() accepts: step 3 exactly.
+        out = " ".join(kept.split())
+        if out == text:
+            return Normalised(text=text, source_length=len(text))
+        return Normalised(text=out, source_length=len(text), _source=text)
+    return _normalise_mapped(text)
+
+
+def _normalise_mapped(text: str) -> Normalised:
+    """``normalise`` on code point arrays, with the position map built alongside."""
     if not text:
         return Normalised(text="", source_length=0)
     invisible, simple = _tables()
