@@ -235,8 +235,8 @@ def _invisible(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def _nfkc_step(
-    codes: np.ndarray, origin: np.ndarray, simple: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    codes: np.ndarray, origin: np.ndarray | None, simple: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Step 2 on code points: simple characters from the table, other runs cluster by cluster."""
     high = np.flatnonzero(codes >= 0x80)
     if not len(high):
@@ -276,9 +276,12 @@ def _nfkc_step(
     pos = 0
     for a, b, out in edits:
         pieces += [codes[pos:a].astype(np.uint32), np.array([ord(c) for c in out], dtype=np.uint32)]
-        origins += [origin[pos:a], np.full(len(out), origin[a], dtype=origin.dtype)]
+        if origin is not None:
+            origins += [origin[pos:a], np.full(len(out), origin[a], dtype=origin.dtype)]
         pos = b
     pieces.append(codes[pos:].astype(np.uint32))
+    if origin is None:
+        return np.concatenate(pieces), None
     origins.append(origin[pos:])
     return np.concatenate(pieces), np.concatenate(origins)
 
@@ -292,9 +295,10 @@ _ASCII_INVISIBLE = bytes(
 def normalise(text: str) -> Normalised:
     """Normalise ``text`` as the verification API specifies and keep the way back.
 
-    An ASCII text (most web pages' visible text) is normalised with two C-speed string
-    passes and its position map is built only if asked for; NFKC and the quote and dash
-    mapping leave ASCII unchanged, so only invisible controls and whitespace can move.
+    The position map is built only when first asked for (``to_source``): most pages
+    never need one. An ASCII text skips the code point arrays altogether (NFKC and the
+    quote and dash mapping leave ASCII unchanged, so only invisible controls and
+    whitespace can move), and whitespace is folded by ``str.split``.
     """
     if not text:
         return Normalised(text="", source_length=0)
@@ -302,40 +306,57 @@ def normalise(text: str) -> Normalised:
         raw = text.encode("ascii")
         kept = raw.translate(None, _ASCII_INVISIBLE)
         kept = text if len(kept) == len(raw) else kept.decode("ascii")
-        # str.split() splits at the characters str.isspace() accepts: step 3 exactly.
+        # 3. str.split() splits at the characters str.isspace() accepts: step 3 exactly.
         out = " ".join(kept.split())
-        if out == text:
-            return Normalised(text=text, source_length=len(text))
-        return Normalised(text=out, source_length=len(text), _source=text)
-    return _normalise_mapped(text)
+    else:
+        codes, _ = _visible_nfkc(text, mapped=False)
+        out = _decode(_fold_spaces(codes, None)[0])
+    if out == text:
+        return Normalised(text=text, source_length=len(text))
+    return Normalised(text=out, source_length=len(text), _source=text)
+
+
+def _visible_nfkc(text: str, *, mapped: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Steps 1 and 2 on code points, with each kept code point's input position if mapped."""
+    invisible, simple = _tables()
+    codes = codepoints(text)
+    origin = np.arange(len(codes), dtype=np.int64) if mapped else None
+    # 1. Invisible characters
+    dropped = _invisible(codes, invisible)
+    if dropped.any():
+        codes = codes[~dropped]
+        origin = origin[~dropped] if origin is not None else None
+    # 2. NFKC, quotes and dashes
+    if not text.isascii():
+        codes, origin = _nfkc_step(codes, origin, simple)
+    return codes, origin
+
+
+def _fold_spaces(
+    codes: np.ndarray, origin: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Step 3: a run of whitespace becomes one space where it starts; none at either end."""
+    spaces = is_space(codes)
+    if not spaces.any():
+        return codes, origin
+    starts = spaces & ~np.concatenate(([False], spaces[:-1]))
+    keep = ~spaces | starts
+    solid = np.flatnonzero(~spaces)
+    keep[: solid[0] if len(solid) else len(keep)] = False
+    if len(solid):
+        keep[solid[-1] + 1 :] = False
+    codes = codes.copy() if not codes.flags.writeable else codes
+    codes[starts] = 32
+    return codes[keep], origin[keep] if origin is not None else None
 
 
 def _normalise_mapped(text: str) -> Normalised:
     """``normalise`` on code point arrays, with the position map built alongside."""
     if not text:
         return Normalised(text="", source_length=0)
-    invisible, simple = _tables()
-    codes = codepoints(text)
-    origin = np.arange(len(codes), dtype=np.int64)
-    # 1. Invisible characters
-    dropped = _invisible(codes, invisible)
-    if dropped.any():
-        codes, origin = codes[~dropped], origin[~dropped]
-    # 2. NFKC, quotes and dashes
-    if not text.isascii():
-        codes, origin = _nfkc_step(codes, origin, simple)
-    # 3. Whitespace: a run becomes one space where it starts; none at either end.
-    spaces = is_space(codes)
-    if spaces.any():
-        starts = spaces & ~np.concatenate(([False], spaces[:-1]))
-        keep = ~spaces | starts
-        solid = np.flatnonzero(~spaces)
-        keep[: solid[0] if len(solid) else len(keep)] = False
-        if len(solid):
-            keep[solid[-1] + 1 :] = False
-        codes = codes.copy() if not codes.flags.writeable else codes
-        codes[starts] = 32
-        codes, origin = codes[keep], origin[keep]
+    codes, origin = _visible_nfkc(text, mapped=True)
+    assert origin is not None
+    codes, origin = _fold_spaces(codes, origin)
     out = _decode(codes)
     if len(out) == len(text) and out == text:
         return Normalised(text=text, source_length=len(text))

@@ -166,3 +166,13 @@ def test_ascii_text_is_normalised_as_the_code_point_path_does_with_the_same_map(
 def test_an_ascii_tab_becoming_a_space_is_a_change_though_the_length_is_the_same() -> None:
     assert normalise("a\tb").text == "a b"
     assert normalise("a\x7fb ").to_source(1) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_text)
+def test_the_map_built_on_first_use_is_the_map_built_with_the_text(raw) -> None:
+    lazy, mapped = normalise(raw), _normalise_mapped(raw)
+    assert lazy.text == mapped.text
+    assert [lazy.to_source(i) for i in range(len(lazy.text) + 1)] == [
+        mapped.to_source(i) for i in range(len(mapped.text) + 1)
+    ]
