@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+from functools import cache
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -39,20 +40,34 @@ def trial_reserve(*, client_ip: str, day: datetime.date) -> int | None:
     """Take one free call from today's budget: the calls left after it, or None if none was.
 
     The call is taken before the work so parallel requests cannot overspend; a call whose
-    outcome is not charged gives it back (``trial_refund``). The conditional UPDATE is
-    atomic on both databases.
+    outcome is not charged gives it back (``trial_refund``). One statement, atomic on both
+    databases: the day's first call inserts the budget, a later one adds to it only while
+    it is under the limit, and either returns the count (no row: the budget is spent).
     """
     limit = settings.ATTEST_TRIAL_CALLS_PER_DAY
     client_ip = trial_bucket(client_ip)
     if limit <= 0 or not client_ip:
         return None  # no budget, or no address to keep one for
-    with transaction.atomic():
-        TrialBudget.objects.get_or_create(client_ip=client_ip, day=day)
-        budget = TrialBudget.objects.filter(client_ip=client_ip, day=day, used__lt=limit)
-        if not budget.update(used=F("used") + 1):
-            return None
-        used = TrialBudget.objects.get(client_ip=client_ip, day=day).used
-    return max(0, limit - used)
+    with connection.cursor() as cursor:
+        cursor.execute(_reserve_sql(), [client_ip, day, limit])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return max(0, limit - row[0])
+
+
+@cache
+def _reserve_sql() -> str:
+    table = connection.ops.quote_name(TrialBudget._meta.db_table)
+    ip, day, used = (
+        connection.ops.quote_name(TrialBudget._meta.get_field(name).column)
+        for name in ("client_ip", "day", "used")
+    )
+    return (
+        f"INSERT INTO {table} ({ip}, {day}, {used}) VALUES (%s, %s, 1) "
+        f"ON CONFLICT ({ip}, {day}) DO UPDATE SET {used} = {table}.{used} + 1 "
+        f"WHERE {table}.{used} < %s RETURNING {used}"
+    )
 
 
 def trial_refund(*, client_ip: str, day: datetime.date) -> None:

@@ -450,3 +450,18 @@ def test_a_page_whose_content_stream_is_over_the_limit_is_skipped(monkeypatch):
 def test_a_damaged_pdf_is_unreadable():
     with pytest.raises(PdfUnreadable):
         pdf_text(b"%PDF-1.7\nnot really a pdf")
+
+
+def test_text_order_around_hidden_blocks_comments_and_skipped_elements():
+    """The exact visible and hidden text, separators included, of a page that mixes every
+    kind of node: a hidden block's own line breaks stay visible, a comment's or a skipped
+    element's tail goes where the comment or element stands."""
+    markup = (
+        "<html><body><p>a<!-- c -->b<?pi x?>c</p><div hidden>h1<p>h2<!-- d -->h3</p>"
+        '<script>s</script>h4<span style="display:none">h5</span></div>t1'
+        '<section><b aria-hidden=" TRUE ">h6</b>v<br>w</section><input type="hidden">after'
+        "</body></html>"
+    )
+    read = html_text(markup)
+    assert read.text == "\n\n\nabc\n\n\nt1\nv\n\nw\nafter\n\n"
+    assert read.hidden_text == "h1\nh2h3\nh4h5h6"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import lxml.html
 import webencodings
 from lxml import etree
 
@@ -106,6 +105,12 @@ def _is_hidden(element: etree._Element) -> bool:
     return bool(_HIDDEN_STYLE.search(element.get("style") or ""))
 
 
+# Elements _is_hidden may call hidden: the walk asks only about these.
+_MAYBE_HIDDEN = etree.XPath("//*[@hidden or @aria-hidden or @style or self::input]")
+# An element's text as lxml.html's text_content() reads it (descendant text nodes).
+_TEXT_CONTENT = etree.XPath("string()", smart_strings=False)
+
+
 def parse_html(markup: str) -> tuple[etree._Element | None, bool]:
     """The document's root element (None if there is no document), and whether the
     parser stopped at a limit before the end."""
@@ -113,11 +118,14 @@ def parse_html(markup: str) -> tuple[etree._Element | None, bool]:
     markup = _XML_DECLARATION.sub("", markup, count=1).replace("\x00", "")
     if not markup.strip():
         return None, False
-    # A parser per page: its error log then belongs to this page alone.
-    parser = lxml.html.HTMLParser(**_PARSER_OPTIONS)
+    # A parser per page: its error log then belongs to this page alone. Plain etree
+    # elements: lxml.html's element classes cost a Python call for every element touched.
+    parser = etree.HTMLParser(**_PARSER_OPTIONS)
     try:
-        root = lxml.html.document_fromstring(markup, parser=parser)
+        root = etree.fromstring(markup, parser=parser)
     except (etree.ParserError, ValueError):
+        return None, False
+    if root is None:
         return None, False
     return root, _stopped_early(parser.error_log)
 
@@ -137,7 +145,7 @@ def html_text(markup: str) -> HtmlText:
 
     title = root.find(".//title")
     if title is not None:
-        result.title = _cut(" ".join((title.text_content() or "").split()), MAX_TITLE_CHARS)
+        result.title = _cut(" ".join(_TEXT_CONTENT(title).split()), MAX_TITLE_CHARS)
     for meta in root.iter("meta"):
         key = (meta.get("name") or meta.get("property") or "").strip().lower()
         if key and meta.get("content") is not None:
@@ -145,49 +153,43 @@ def html_text(markup: str) -> HtmlText:
     result.links = [a.get("href", "") for a in root.iter("a") if a.get("href")]
     result.scripts = sum(1 for _ in root.iter("script"))
     result.noscript_text = " ".join(
-        " ".join(n.text_content().split()) for n in root.iter("noscript")
+        " ".join(_TEXT_CONTENT(n).split()) for n in root.iter("noscript")
     )
     for element in root.iter("div", "main", "section", "body"):
         is_mount = (element.get("id") or "").lower() in MOUNT_IDS or element.get(
             "ng-app"
         ) is not None
-        if is_mount and not element.text_content().strip():
+        if is_mount and not _TEXT_CONTENT(element).strip():
             result.mount_node = True
             break
 
-    # An explicit stack instead of recursion: hostile pages nest deeper than Python's limit.
-    # Entries are (element, hidden) to open or a string to emit after the element's children.
-    stack: list[tuple[etree._Element, bool] | tuple[str, bool]] = [(root, False)]
-    while stack:
-        item, in_hidden = stack.pop()
-        out = hidden if in_hidden else visible
-        if isinstance(item, str):
-            out.append(item)
-            continue
-        element = item
-        tag = element.tag if isinstance(element.tag, str) else None
-        if tag is None:  # comment or processing instruction: its tail is still text
+    # lxml's walker, not recursion: hostile pages nest deeper than Python's limit. Each
+    # open element's entry on ``outer`` is whether the text around it is hidden.
+    hidden_elements = {element for element in _MAYBE_HIDDEN(root) if _is_hidden(element)}
+    outer: list[bool] = []
+    in_hidden = False
+    walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    for event, element in walker:
+        if event == "start":
+            tag = element.tag.lower()
+            outer.append(in_hidden)
+            if tag in SKIPPED_TAGS:
+                walker.skip_subtree()  # its "end" still comes, with the tail
+                continue
+            if tag in BLOCK_TAGS:
+                (hidden if in_hidden else visible).append("\n")
+            in_hidden = in_hidden or element in hidden_elements
+            if element.text:
+                (hidden if in_hidden else visible).append(element.text)
+        elif event == "end":
+            in_hidden = outer.pop()
+            out = hidden if in_hidden else visible
+            if element.tag.lower() in BLOCK_TAGS:
+                out.append("\n")
             if element.tail:
                 out.append(element.tail)
-            continue
-        tag = tag.lower()
-        is_block = tag in BLOCK_TAGS
-        if tag in SKIPPED_TAGS:
-            if element.tail:
-                stack.append((element.tail, in_hidden))
-            continue
-        child_hidden = in_hidden or _is_hidden(element)
-        # Pushed in reverse: tail last, then closing separator, children, opening.
-        if element.tail:
-            stack.append((element.tail, in_hidden))
-        if is_block:
-            stack.append(("\n", in_hidden))
-        for child in reversed(element):
-            stack.append((child, child_hidden))
-        if element.text:
-            stack.append((element.text, child_hidden))
-        if is_block:
-            stack.append(("\n", in_hidden))
+        elif element.tail:  # a comment or processing instruction: its tail is still text
+            (hidden if in_hidden else visible).append(element.tail)
     result.text = "".join(visible)
     result.hidden_text = "".join(hidden)
     return result

@@ -132,16 +132,24 @@ class Normalised:
     text: str
     source_length: int
     # _map[i] is the input position of normalised code point i; _map[len(text)]
-    # is len(input). None means the identity (nothing moved).
+    # is len(input). None means the identity (nothing moved), unless _source is set.
     _map: np.ndarray | None = field(default=None, repr=False)
+    # The input, kept when the map is built on first use rather than with the text: most
+    # pages never ask for a position back (only PDFs' page numbers do).
+    _source: str | None = field(default=None, repr=False)
 
     def to_source(self, i: int) -> int:
         """Position in the input of normalised code point ``i`` (0 <= i <= len(text))."""
         if not 0 <= i <= len(self.text):
             raise IndexError(f"position {i} is outside 0..{len(self.text)}")
-        if self._map is None:
-            return i
-        return int(self._map[i])
+        positions = self._positions
+        return i if positions is None else int(positions[i])
+
+    @cached_property
+    def _positions(self) -> np.ndarray | None:
+        if self._source is None:
+            return self._map
+        return _normalise_mapped(self._source)._map
 
     @cached_property
     def sha256(self) -> str:
@@ -227,8 +235,8 @@ def _invisible(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def _nfkc_step(
-    codes: np.ndarray, origin: np.ndarray, simple: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    codes: np.ndarray, origin: np.ndarray | None, simple: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Step 2 on code points: simple characters from the table, other runs cluster by cluster."""
     high = np.flatnonzero(codes >= 0x80)
     if not len(high):
@@ -268,39 +276,87 @@ def _nfkc_step(
     pos = 0
     for a, b, out in edits:
         pieces += [codes[pos:a].astype(np.uint32), np.array([ord(c) for c in out], dtype=np.uint32)]
-        origins += [origin[pos:a], np.full(len(out), origin[a], dtype=origin.dtype)]
+        if origin is not None:
+            origins += [origin[pos:a], np.full(len(out), origin[a], dtype=origin.dtype)]
         pos = b
     pieces.append(codes[pos:].astype(np.uint32))
+    if origin is None:
+        return np.concatenate(pieces), None
     origins.append(origin[pos:])
     return np.concatenate(pieces), np.concatenate(origins)
 
 
+# The invisible characters an ASCII text can hold (the C0 controls that are not whitespace).
+_ASCII_INVISIBLE = bytes(
+    cp for a, b in _INVISIBLE_RANGES for cp in range(a, min(b, 0x7F) + 1) if a < 0x80
+)
+
+
 def normalise(text: str) -> Normalised:
-    """Normalise ``text`` as the verification API specifies and keep the way back."""
+    """Normalise ``text`` as the verification API specifies and keep the way back.
+
+    The position map is built only when first asked for (``to_source``): most pages
+    never need one. An ASCII text skips the code point arrays altogether (NFKC and the
+    quote and dash mapping leave ASCII unchanged, so only invisible controls and
+    whitespace can move), and whitespace is folded by ``str.split``.
+    """
     if not text:
         return Normalised(text="", source_length=0)
+    if text.isascii():
+        raw = text.encode("ascii")
+        kept = raw.translate(None, _ASCII_INVISIBLE)
+        kept = text if len(kept) == len(raw) else kept.decode("ascii")
+        # 3. str.split() splits at the characters str.isspace() accepts: step 3 exactly.
+        out = " ".join(kept.split())
+    else:
+        codes, _ = _visible_nfkc(text, mapped=False)
+        out = _decode(_fold_spaces(codes, None)[0])
+    if out == text:
+        return Normalised(text=text, source_length=len(text))
+    return Normalised(text=out, source_length=len(text), _source=text)
+
+
+def _visible_nfkc(text: str, *, mapped: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Steps 1 and 2 on code points, with each kept code point's input position if mapped."""
     invisible, simple = _tables()
     codes = codepoints(text)
-    origin = np.arange(len(codes), dtype=np.int64)
+    origin = np.arange(len(codes), dtype=np.int64) if mapped else None
     # 1. Invisible characters
     dropped = _invisible(codes, invisible)
     if dropped.any():
-        codes, origin = codes[~dropped], origin[~dropped]
+        codes = codes[~dropped]
+        origin = origin[~dropped] if origin is not None else None
     # 2. NFKC, quotes and dashes
     if not text.isascii():
         codes, origin = _nfkc_step(codes, origin, simple)
-    # 3. Whitespace: a run becomes one space where it starts; none at either end.
+    return codes, origin
+
+
+def _fold_spaces(
+    codes: np.ndarray, origin: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Step 3: a run of whitespace becomes one space where it starts; none at either end."""
     spaces = is_space(codes)
-    if spaces.any():
-        starts = spaces & ~np.concatenate(([False], spaces[:-1]))
-        keep = ~spaces | starts
-        solid = np.flatnonzero(~spaces)
-        keep[: solid[0] if len(solid) else len(keep)] = False
-        if len(solid):
-            keep[solid[-1] + 1 :] = False
-        codes = codes.copy() if not codes.flags.writeable else codes
-        codes[starts] = 32
-        codes, origin = codes[keep], origin[keep]
+    if not spaces.any():
+        return codes, origin
+    starts = spaces & ~np.concatenate(([False], spaces[:-1]))
+    keep = ~spaces | starts
+    solid = np.flatnonzero(~spaces)
+    keep[: solid[0] if len(solid) else len(keep)] = False
+    if len(solid):
+        keep[solid[-1] + 1 :] = False
+    codes = codes.copy() if not codes.flags.writeable else codes
+    codes[starts] = 32
+    return codes[keep], origin[keep] if origin is not None else None
+
+
+def _normalise_mapped(text: str) -> Normalised:
+    """``normalise`` on code point arrays, with the position map built alongside."""
+    if not text:
+        return Normalised(text="", source_length=0)
+    codes, origin = _visible_nfkc(text, mapped=True)
+    assert origin is not None
+    codes, origin = _fold_spaces(codes, origin)
     out = _decode(codes)
     if len(out) == len(text) and out == text:
         return Normalised(text=text, source_length=len(text))

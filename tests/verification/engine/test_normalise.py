@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verification.engine.normalise import _INVISIBLE_RANGES, _QUOTES_AND_DASHES, normalise
+from verification.engine.normalise import (
+    _INVISIBLE_RANGES,
+    _QUOTES_AND_DASHES,
+    _normalise_mapped,
+    normalise,
+)
 
 
 @pytest.mark.parametrize(
@@ -137,3 +142,37 @@ wide_text = st.text(
 @given(wide_text)
 def test_normalised_text_equals_the_rules_applied_with_plain_string_operations(raw) -> None:
     assert normalise(raw).text == _plainly(raw)
+
+
+ascii_text = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=0x7F),
+        st.sampled_from(list(" \t\n\r\x0b\x0c\x1c\x1f\x00\x08\x1b\x7fab")),
+    ),
+    max_size=60,
+)
+
+
+@settings(deadline=None)
+@given(ascii_text)
+def test_ascii_text_is_normalised_as_the_code_point_path_does_with_the_same_map(raw) -> None:
+    quick, mapped = normalise(raw), _normalise_mapped(raw)
+    assert quick.text == mapped.text == _plainly(raw)
+    assert [quick.to_source(i) for i in range(len(quick.text) + 1)] == [
+        mapped.to_source(i) for i in range(len(mapped.text) + 1)
+    ]
+
+
+def test_an_ascii_tab_becoming_a_space_is_a_change_though_the_length_is_the_same() -> None:
+    assert normalise("a\tb").text == "a b"
+    assert normalise("a\x7fb ").to_source(1) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_text)
+def test_the_map_built_on_first_use_is_the_map_built_with_the_text(raw) -> None:
+    lazy, mapped = normalise(raw), _normalise_mapped(raw)
+    assert lazy.text == mapped.text
+    assert [lazy.to_source(i) for i in range(len(lazy.text) + 1)] == [
+        mapped.to_source(i) for i in range(len(mapped.text) + 1)
+    ]
