@@ -131,8 +131,27 @@ class EvidenceAdmin(ReadOnlyAdmin):
 
 @admin.register(models.Generation)
 class GenerationAdmin(ReadOnlyAdmin):
-    list_display = ["id", "project", "kind", "extractor_version", "created_at"]
+    """Rebuilds and their progress: a project rebuild counts subjects as the worker goes."""
+
+    list_display = [
+        "id",
+        "project",
+        "kind",
+        "state",
+        "progress",
+        "retired",
+        "admitted",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["kind", "state"]
     list_select_related = ["project"]
+    raw_id_fields = ["project", "source_observation"]
+    readonly_fields = ["progress"]
+
+    @admin.display(description="progress")
+    def progress(self, obj) -> str:
+        return f"{obj.subjects_done} of {obj.subjects_total} subjects"
 
 
 @admin.register(models.Retraction)

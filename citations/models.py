@@ -110,10 +110,27 @@ class Generation(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generations")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     extractor_version = models.CharField(max_length=64)
+
+    class State(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
     source_observation = models.ForeignKey(
         Observation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # A rebuild's run: a project rebuild works subject by subject on the task queue.
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DONE)
+    requested_by = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    subjects_total = models.PositiveIntegerField(default=0)
+    subjects_done = models.PositiveIntegerField(default=0)
+    retired = models.PositiveIntegerField(default=0)
+    admitted = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The exception's class only: a message could quote the text being rebuilt.
+    failure = models.CharField(max_length=200, blank=True)
 
     objects = ProjectScopedQuerySet.as_manager()
 

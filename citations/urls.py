@@ -2,10 +2,12 @@
 
 from django.urls import path
 
-from citations import views
+from citations import lifecycle_views, views
 
 urlpatterns = [
     path("v1/observations", views.ObservationsView.as_view(), name="observations"),
     path("v1/recall", views.RecallView.as_view(), name="recall"),
     path("v1/citations/resolve", views.ResolveView.as_view(), name="citations-resolve"),
+    path("v1/rebuilds", lifecycle_views.RebuildsView.as_view(), name="rebuilds"),
+    path("v1/rebuilds/<int:generation_id>", lifecycle_views.RebuildView.as_view(), name="rebuild"),
 ]
