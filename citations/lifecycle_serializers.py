@@ -75,3 +75,19 @@ def rebuild_body(generation: Generation) -> dict:
     return RebuildOut(
         {"generation": body, "retired": generation.retired, "admitted": generation.admitted}
     ).data
+
+
+class ErasureIn(serializers.Serializer):
+    subject = StrictCharField(max_length=200)
+    message_id = StrictCharField(
+        max_length=200, required=False, help_text="Erase only this message of the subject."
+    )
+
+
+class ErasedCountsOut(serializers.Serializer):
+    observations = serializers.IntegerField()
+    facts = serializers.IntegerField()
+
+
+class ErasureOut(serializers.Serializer):
+    erased = ErasedCountsOut()

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from attest.schema import error_response
 from citations import lifecycle_serializers as s
+from citations.erasure import erasure_perform
 from citations.rebuilds import rebuild_get, rebuild_project_start, rebuild_source
 from citations.views import AUTH_ERRORS, LedgerView
 
@@ -77,3 +78,42 @@ class RebuildView(LedgerView):
             project=project, generation_id=generation_id, actor=actor, request_id=request_id
         )
         return Response(s.rebuild_body(generation))
+
+
+class ErasuresView(LedgerView):
+    @extend_schema(
+        summary="Erase a message or a whole subject",
+        description=(
+            "Deletes the content (message text, quotes, statements) and keeps content-free "
+            "tombstones: afterwards every route answers the erased subject, messages and "
+            "facts with `404 not_found`, as it answers unknown IDs. Facts whose only "
+            "evidence was erased are erased too. The audit log records IDs and counts only."
+        ),
+        request=s.ErasureIn,
+        responses={
+            200: s.ErasureOut,
+            400: BAD_REQUEST,
+            **AUTH_ERRORS,
+            404: error_response("`not_found`: the subject or message is unknown or erased."),
+        },
+        examples=[
+            OpenApiExample(
+                "One message", request_only=True, value={"subject": "user-1", "message_id": "m1"}
+            ),
+            OpenApiExample("A whole subject", request_only=True, value={"subject": "user-1"}),
+        ],
+        tags=["fact ledger"],
+    )
+    def post(self, request: Request) -> Response:
+        data = s.ErasureIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        project, actor, request_id = self.caller(request)
+        erased = erasure_perform(
+            project=project,
+            subject_id=data.validated_data["subject"],
+            message_id=data.validated_data.get("message_id"),
+            actor=actor,
+            request_id=request_id,
+        )
+        body = {"erased": {"observations": erased.observations, "facts": erased.facts}}
+        return Response(s.ErasureOut(body).data)

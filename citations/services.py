@@ -13,7 +13,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from attest.errors import AttestError
+from attest.errors import AttestError, NotFound
 from citations.auth import new_token
 from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, extract
 from citations.extract.intervals import Interval, derive_status
@@ -201,6 +201,10 @@ def observations_ingest(
         )
         # One writer per subject at a time: supersession reads then writes its timeline.
         Subject.objects.select_for_update().filter(pk=subject.pk).first()
+        subject.refresh_from_db(fields=["erased_at"])
+        if subject.erased_at is not None:
+            # An erased subject's tombstone: nothing new is written under its ID.
+            raise NotFound("No subject with this ID exists in this project.")
         now = _known_now(project, subject)
         generation = _ingest_generation(project)
         for index, message in enumerate(messages):
@@ -278,6 +282,9 @@ def _check_replay(existing: Observation, subject: Subject, message: MessageIn, d
     Role and time count as much as the text: the same words sent by the assistant, or
     on another day, would have given other facts than the ones stored.
     """
+    if existing.erased_at is not None:
+        # An erased message ID answers 404 and its text is never stored again.
+        raise NotFound("No message with this ID exists in this project.")
     if (
         existing.content_sha256 != digest
         or existing.subject_id != subject.pk

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 from citations.models import AuditEvent, Generation
+from tests.citations.worker import run_worker, uses_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -133,6 +133,7 @@ def test_malformed_rebuild_requests_name_the_field(ledger, body, field):
     assert response.json()["error"]["details"]["field"] == field
 
 
+@uses_worker
 def test_project_rebuild_runs_on_the_task_worker(ledger):
     ledger.ingest("u", ("m1", "I live in Dublin.", "2026-03-04T10:00:00Z"))
     ledger.ingest(
@@ -153,7 +154,7 @@ def test_project_rebuild_runs_on_the_task_worker(ledger):
     # Nothing changes until the worker runs the job.
     assert ledger.resolve(before[0]["id"]).json()["status"] == "current"
 
-    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    run_worker()
 
     done = ledger.client.get(f"/v1/rebuilds/{generation}").json()
     assert done["generation"]["state"] == "done"
@@ -168,23 +169,25 @@ def test_project_rebuild_runs_on_the_task_worker(ledger):
     assert AuditEvent.objects.filter(operation="rebuild.project.done").count() == 1
 
 
+@uses_worker
 def test_a_second_project_rebuild_waits_for_the_first(ledger):
     ledger.ingest("u", ("m1", "I live in Dublin.", "2026-03-04T10:00:00Z"))
     first = _rebuild(ledger, scope="project")
     second = _rebuild(ledger, scope="project")
     assert second.status_code == 409
     assert second.json()["error"]["code"] == "rebuild_running"
-    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    run_worker()
     assert _rebuild(ledger, scope="project").status_code == 202
     assert first.status_code == 202
 
 
+@uses_worker
 def test_admin_shows_a_project_rebuild_s_progress(ledger, admin_client):
     ledger.ingest("u", ("m1", "I live in Dublin.", "2026-03-04T10:00:00Z"))
     generation = _rebuild(ledger, scope="project").json()["generation"]["id"]
     page = admin_client.get("/admin/citations/generation/").content.decode()
     assert "running" in page and "0 of 1 subjects" in page
-    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    run_worker()
     page = admin_client.get(f"/admin/citations/generation/{generation}/change/").content.decode()
     assert "1 of 1 subjects" in page and "done" in page
 
