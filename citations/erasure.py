@@ -31,7 +31,8 @@ from citations.models import (
     Retraction,
     Subject,
 )
-from citations.services import _known_now, _revise, audit_record
+from citations.services.audit import audit_record
+from citations.services.timeline import known_now, revise
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def erasure_perform(
         subject.refresh_from_db(fields=["erased_at"])
         if subject.erased_at is not None:
             raise NotFound("No subject with this ID exists in this project.")
-        now = _known_now(project, subject)
+        now = known_now(project, subject)
         if message_id is None:
             erased = _erase_subject(project, subject, now)
             operation, object_ids = "erasure.subject", [str(subject.pk)]
@@ -184,7 +185,7 @@ def _repair_links(
             end = last
             successor = last.superseded_by_id
         if successor is None:
-            _revise(
+            revise(
                 version,
                 now=now,
                 valid_until=None,
@@ -193,7 +194,7 @@ def _repair_links(
                 supersession_source_observation=None,
             )
         else:
-            _revise(
+            revise(
                 version,
                 now=now,
                 valid_until=end.valid_until,
@@ -205,7 +206,7 @@ def _repair_links(
         superseded_by__in=erased
     ):
         remaining = _sources(version.superseded_by_id)
-        _revise(
+        revise(
             version,
             now=now,
             supersession_source_observation=remaining[0].observation if remaining else None,

@@ -7,6 +7,8 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
+from citations.extract.intervals import Interval
+
 
 class ProjectScopedQuerySet(models.QuerySet):
     """Every ledger read starts here, so no query can forget the tenant."""
@@ -305,6 +307,18 @@ class FactVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.fact_id} v{self.seq}"
+
+    @property
+    def valid_interval(self) -> Interval:
+        return Interval(
+            self.valid_from, self.valid_until, self.valid_from_inclusive, self.valid_until_inclusive
+        )
+
+    @property
+    def known_interval(self) -> Interval:
+        return Interval(
+            self.known_from, self.known_until, self.known_from_inclusive, self.known_until_inclusive
+        )
 
 
 class Evidence(models.Model):

@@ -31,7 +31,9 @@ from citations.models import (
     Role,
     Subject,
 )
-from citations.services import _apply_extraction, _known_now, audit_record
+from citations.services.audit import audit_record
+from citations.services.ingest import extraction_apply
+from citations.services.timeline import known_now
 
 # (observation ID, byte_start, byte_end): one extracted claim in one message.
 Span = tuple[object, int, int]
@@ -119,7 +121,14 @@ def _replay(
             span = (observation.pk, extraction.byte_start, extraction.byte_end)
             if span in withdrawn or not keep(observation, extraction):
                 continue
-            _apply_extraction(project, subject, generation, observation, extraction, now)
+            extraction_apply(
+                project=project,
+                subject=subject,
+                generation=generation,
+                observation=observation,
+                extraction=extraction,
+                now=now,
+            )
 
 
 def _timeline_order(observations):
@@ -172,7 +181,7 @@ def rebuild_source(
     )
     if observation is None:
         raise NotFound("No message with this ID exists for this subject.")
-    now = _known_now(project, subject)
+    now = known_now(project, subject)
     generation = Generation.objects.create(
         project=project,
         kind=Generation.Kind.SOURCE_REBUILD,
@@ -277,7 +286,7 @@ def rebuild_subject(*, generation: Generation, subject: Subject) -> SubjectRebui
         subject.refresh_from_db(fields=["erased_at"])
         if subject.erased_at is not None:
             return SubjectRebuilt(retired=0, admitted=0)
-        now = _known_now(project, subject)
+        now = known_now(project, subject)
         scope = _believed(project, subject).values_list("fact_id", flat=True)
         retired = _retire(project, scope, generation, now)
         _replay(

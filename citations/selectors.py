@@ -14,7 +14,7 @@ from django.utils import timezone
 from attest.errors import AttestError, NotFound
 from citations.cursor import BadCursor, decode_cursor, encode_cursor
 from citations.extract.intervals import Interval, status_as_of
-from citations.models import Evidence, Fact, FactVersion, Project, Subject
+from citations.models import Evidence, Fact, FactVersion, Observation, Project, Retraction, Subject
 
 RESOLVE_DEFAULT_LIMIT = 8
 RESOLVE_MAX_LIMIT = 32
@@ -51,34 +51,51 @@ def iso_utc(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def interval_json(interval: Interval, precision: str | None = None) -> dict[str, Any]:
-    body = {
-        "from": iso_utc(interval.start),
-        "until": iso_utc(interval.end),
-        "from_inclusive": interval.start_inclusive,
-        "until_inclusive": interval.end_inclusive,
-    }
-    if precision is not None:
-        body["from_precision"] = precision
-    return body
+@dataclass(frozen=True)
+class ValidTime:
+    """A validity interval with the precision its start was stated with."""
+
+    interval: Interval
+    precision: str
+
+    @property
+    def start(self) -> datetime:
+        return self.interval.start
+
+    @property
+    def end(self) -> datetime | None:
+        return self.interval.end
+
+    @property
+    def start_inclusive(self) -> bool:
+        return self.interval.start_inclusive
+
+    @property
+    def end_inclusive(self) -> bool:
+        return self.interval.end_inclusive
 
 
-def _valid(version: FactVersion) -> Interval:
-    return Interval(
-        version.valid_from,
-        version.valid_until,
-        version.valid_from_inclusive,
-        version.valid_until_inclusive,
-    )
+@dataclass(frozen=True)
+class FactView:
+    """A fact as one of its versions shows it, possibly as seen at an earlier known time."""
 
+    fact: Fact
+    version: FactVersion
+    status: str
+    known: Interval
+    retraction: Retraction | None
 
-def _known(version: FactVersion) -> Interval:
-    return Interval(
-        version.known_from,
-        version.known_until,
-        version.known_from_inclusive,
-        version.known_until_inclusive,
-    )
+    @property
+    def id(self) -> uuid.UUID:
+        return self.fact.pk
+
+    @property
+    def tag(self) -> str:
+        return version_tag(self.version, self.known, self.status)
+
+    @property
+    def valid(self) -> ValidTime:
+        return ValidTime(self.version.valid_interval, self.version.valid_precision)
 
 
 def version_tag(version: FactVersion, known: Interval, status: str) -> str:
@@ -86,7 +103,7 @@ def version_tag(version: FactVersion, known: Interval, status: str) -> str:
     parts = [
         str(version.fact_id),
         str(version.seq),
-        repr(_valid(version)),
+        repr(version.valid_interval),
         repr(known),
         status,
         str(version.superseded_by_id),
@@ -96,62 +113,56 @@ def version_tag(version: FactVersion, known: Interval, status: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def fact_json(
-    fact: Fact, version: FactVersion, *, known_at: datetime | None = None
-) -> dict[str, Any]:
-    """A fact as one version shows it; with ``known_at``, as it was believed at that time."""
-    known = _known(version)
+def fact_view(version: FactVersion, *, known_at: datetime | None = None) -> FactView:
+    """A fact as ``version`` shows it; with ``known_at``, as it was believed at that time."""
+    known = version.known_interval
     if known_at is None:
         status = version.status
     else:
         status = status_as_of(
-            valid=_valid(version),
+            valid=version.valid_interval,
             known=known,
             retracted=version.retraction_id is not None,
             reinterpreted=version.reinterpreted_by_id is not None,
             known_at=known_at,
         )
         known = known.as_seen_at(known_at)
-    retraction = None
     # A retraction recorded after ``known_at`` was not yet known then.
-    if version.retraction_id is not None and known.end is not None:
-        retraction = {
-            "id": str(version.retraction.pk),
-            "retracted_by": version.retraction.retracted_by,
-            "retracted_at": iso_utc(version.retraction.retracted_at),
-            "replacement_id": str(version.retraction.replacement_id)
-            if version.retraction.replacement_id
-            else None,
-        }
-    return {
-        "id": str(fact.pk),
-        "version": version_tag(version, known, status),
-        "subject": fact.subject.external_id,
-        "predicate": fact.predicate,
-        "value": fact.value,
-        "statement": fact.statement,
-        "source_role": fact.source_role,
-        "status": status,
-        "valid": interval_json(_valid(version), version.valid_precision),
-        "known": interval_json(known),
-        "superseded_by": str(version.superseded_by_id) if version.superseded_by_id else None,
-        "supersession_source_observation_id": str(version.supersession_source_observation_id)
-        if version.supersession_source_observation_id
-        else None,
-        "retraction": retraction,
-        "generation": version.fact.generation_id,
-        "reinterpreted_by": version.reinterpreted_by_id,
-    }
+    retraction = version.retraction if known.end is not None else None
+    return FactView(version.fact, version, status, known, retraction)
 
 
 # --- resolve ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class ResolvedCitation:
-    body: dict[str, Any]
-    fact_id: str
-    source_count: int
+class VerifiedEvidence:
+    """An evidence row whose quote was just re-read from the message bytes and checked."""
+
+    evidence: Evidence
+    quote: str
+    context: str
+    context_complete: bool
+
+    @property
+    def observation(self) -> Observation:
+        return self.evidence.observation
+
+
+@dataclass(frozen=True)
+class ResolvedCitation(FactView):
+    """One page of a fact's evidence, and the cursor of the next page if there is one."""
+
+    evidence: list[VerifiedEvidence]
+    next_cursor: str | None
+
+    @property
+    def next(self) -> dict[str, str] | None:
+        return {"cursor": self.next_cursor} if self.next_cursor else None
+
+    @property
+    def source_count(self) -> int:
+        return len(self.evidence)
 
 
 def _parse_id(raw: Any) -> uuid.UUID:
@@ -208,7 +219,7 @@ def _char_end(content: bytes, index: int) -> int:
     return index
 
 
-def verified_evidence(evidence: Evidence) -> dict[str, Any]:
+def verified_evidence(evidence: Evidence) -> VerifiedEvidence:
     """Re-read the message bytes and check them against the evidence, or refuse."""
     observation = evidence.observation
     content = bytes(observation.content)
@@ -227,26 +238,13 @@ def verified_evidence(evidence: Evidence) -> dict[str, Any]:
         context = content[ctx_start:ctx_end].decode("utf-8")
     except UnicodeDecodeError:
         raise EvidenceMismatch(details={"evidence_id": evidence.pk}) from None
-    row = {
-        "source_observation_id": str(observation.pk),
-        "source_message_id": observation.message_id,
-        "source_ordinal": observation.ordinal,
-        "role": observation.role,
-        "occurred_at": iso_utc(observation.occurred_at),
-        "quote": quote,
-        "byte_start": start,
-        "byte_end": end,
-        "context": context,
-        "context_complete": ctx_start == 0 and ctx_end == len(content),
-        "extractor_version": evidence.extractor_version,
-    }
-    if evidence.authored_by:
-        row["authored_by"] = evidence.authored_by
-    return row
+    return VerifiedEvidence(
+        evidence, quote, context, context_complete=ctx_start == 0 and ctx_end == len(content)
+    )
 
 
-def _row_bytes(row: dict[str, Any]) -> int:
-    return len(row["quote"].encode("utf-8")) + len(row["context"].encode("utf-8"))
+def _row_bytes(row: VerifiedEvidence) -> int:
+    return len(row.quote.encode("utf-8")) + len(row.context.encode("utf-8"))
 
 
 def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitation:
@@ -277,9 +275,8 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
         .select_related("observation")
         .order_by("pk")[: limit + 1]
     )
-    body = fact_json(fact, version)
     budget = PAGE_BYTES - len(fact.statement.encode("utf-8"))
-    page: list[dict[str, Any]] = []
+    page: list[VerifiedEvidence] = []
     last_id = None
     for evidence in rows[:limit]:
         # A mismatch raises before anything is returned: never a partial, wrong answer.
@@ -292,10 +289,13 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
         budget -= size
         page.append(row)
         last_id = evidence.pk
-    body["evidence"] = page
+    next_cursor = None
     if len(page) < len(rows):
-        body["next"] = {"cursor": encode_cursor(scope=f"resolve:{fact_id}", position=[last_id])}
-    return ResolvedCitation(body=body, fact_id=str(fact.pk), source_count=len(page))
+        next_cursor = encode_cursor(scope=f"resolve:{fact_id}", position=[last_id])
+    view = fact_view(version)
+    return ResolvedCitation(
+        view.fact, view.version, view.status, view.known, view.retraction, page, next_cursor
+    )
 
 
 # --- recall ----------------------------------------------------------------
@@ -310,7 +310,7 @@ def recall_facts(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     limit: int = 50,
-) -> list[dict[str, Any]]:
+) -> list[FactView]:
     """Facts about a subject true at ``valid_at`` as believed at ``known_at``.
 
     Both default to now; a ``known_at`` alone also sets ``valid_at`` (what was believed
@@ -344,11 +344,12 @@ def recall_facts(
         )
     facts = []
     for version in versions.iterator(chunk_size=200):
-        valid, known = _valid(version), _known(version)
         # The database filter is inclusive on both ends; the interval rules are exact.
-        if not (valid.contains(valid_at) and known.contains(known_at)):
+        if not (
+            version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
+        ):
             continue
-        facts.append(fact_json(version.fact, version, known_at=known_at if as_of_known else None))
+        facts.append(fact_view(version, known_at=known_at if as_of_known else None))
         if len(facts) >= limit:
             break
     return facts

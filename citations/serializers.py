@@ -9,7 +9,9 @@ from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from citations.extract.extractor import PREDICATES
+from citations.extract.intervals import STATUSES
 from citations.models import Role
+from citations.selectors import iso_utc
 
 MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
@@ -98,62 +100,81 @@ class ResolveIn(serializers.Serializer):
     )
 
 
-# --- responses (documentation of the shapes the selectors build) -------------
+# --- responses: the views render the selectors' objects through these -------------
+
+
+class UtcTimeField(serializers.DateTimeField):
+    """An instant rendered in UTC with a Z, the form every ledger response uses."""
+
+    def to_representation(self, value):
+        return iso_utc(value)
 
 
 class IntervalOut(serializers.Serializer):
     # "from" is a Python keyword, so the field is declared below.
-    until = serializers.DateTimeField(allow_null=True)
-    from_inclusive = serializers.BooleanField()
-    until_inclusive = serializers.BooleanField()
+    until = UtcTimeField(source="end", allow_null=True)
+    from_inclusive = serializers.BooleanField(source="start_inclusive")
+    until_inclusive = serializers.BooleanField(source="end_inclusive")
     from_precision = serializers.ChoiceField(
-        choices=["instant", "day", "week", "month", "year"], required=False
+        source="precision", choices=["instant", "day", "week", "month", "year"], required=False
     )
 
 
-IntervalOut._declared_fields["from"] = serializers.DateTimeField()
+IntervalOut._declared_fields["from"] = UtcTimeField(source="start")
 
 
 class RetractionOut(serializers.Serializer):
     id = serializers.UUIDField()
     retracted_by = serializers.CharField()
-    retracted_at = serializers.DateTimeField()
+    retracted_at = UtcTimeField()
     replacement_id = serializers.UUIDField(allow_null=True)
 
 
 class FactOut(serializers.Serializer):
     id = serializers.UUIDField()
-    version = serializers.CharField()
-    subject = serializers.CharField()
-    predicate = serializers.CharField()
-    value = serializers.CharField()
-    statement = serializers.CharField()
-    source_role = serializers.CharField()
-    status = serializers.ChoiceField(
-        choices=["current", "validity_closed", "knowledge_closed", "retracted", "reinterpreted"]
-    )
+    version = serializers.CharField(source="tag")
+    subject = serializers.CharField(source="fact.subject.external_id")
+    predicate = serializers.CharField(source="fact.predicate")
+    value = serializers.CharField(source="fact.value")
+    statement = serializers.CharField(source="fact.statement")
+    source_role = serializers.CharField(source="fact.source_role")
+    status = serializers.ChoiceField(choices=list(STATUSES))
     valid = IntervalOut()
     known = IntervalOut()
-    superseded_by = serializers.UUIDField(allow_null=True)
-    supersession_source_observation_id = serializers.UUIDField(allow_null=True)
+    superseded_by = serializers.UUIDField(source="version.superseded_by_id", allow_null=True)
+    supersession_source_observation_id = serializers.UUIDField(
+        source="version.supersession_source_observation_id", allow_null=True
+    )
     retraction = RetractionOut(allow_null=True)
-    generation = serializers.IntegerField()
-    reinterpreted_by = serializers.IntegerField(allow_null=True)
+    generation = serializers.IntegerField(source="fact.generation_id")
+    reinterpreted_by = serializers.IntegerField(
+        source="version.reinterpreted_by_id", allow_null=True
+    )
 
 
 class EvidenceOut(serializers.Serializer):
-    source_observation_id = serializers.UUIDField()
-    source_message_id = serializers.CharField()
-    source_ordinal = serializers.IntegerField()
-    role = serializers.CharField()
-    occurred_at = InstantField()
+    source_observation_id = serializers.UUIDField(source="observation.pk")
+    source_message_id = serializers.CharField(source="observation.message_id")
+    source_ordinal = serializers.IntegerField(source="observation.ordinal")
+    role = serializers.CharField(source="observation.role")
+    occurred_at = UtcTimeField(source="observation.occurred_at")
     quote = serializers.CharField()
-    byte_start = serializers.IntegerField()
-    byte_end = serializers.IntegerField()
+    byte_start = serializers.IntegerField(source="evidence.byte_start")
+    byte_end = serializers.IntegerField(source="evidence.byte_end")
     context = serializers.CharField()
     context_complete = serializers.BooleanField()
-    extractor_version = serializers.CharField()
-    authored_by = serializers.CharField(required=False)
+    extractor_version = serializers.CharField(source="evidence.extractor_version")
+    authored_by = serializers.CharField(
+        source="evidence.authored_by",
+        required=False,
+        help_text="Present only on evidence a person wrote directly (an authored record).",
+    )
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if not body.get("authored_by"):
+            body.pop("authored_by", None)
+        return body
 
 
 class CursorOut(serializers.Serializer):
@@ -164,27 +185,36 @@ class ResolveOut(FactOut):
     evidence = EvidenceOut(many=True)
     next = CursorOut(required=False, help_text="Send back unchanged as `after`; absent at the end.")
 
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if body.get("next") is None:
+            body.pop("next", None)
+        return body
+
 
 class ObservationOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    message_id = serializers.CharField()
+    id = serializers.UUIDField(source="observation.pk")
+    message_id = serializers.CharField(source="observation.message_id")
     subject = serializers.CharField()
-    role = serializers.CharField()
-    occurred_at = InstantField()
-    received_at = serializers.DateTimeField()
-    sha256 = serializers.CharField()
-    bytes = serializers.IntegerField()
-    session = serializers.CharField()
-    ordinal = serializers.IntegerField()
+    role = serializers.CharField(source="observation.role")
+    occurred_at = UtcTimeField(source="observation.occurred_at")
+    received_at = UtcTimeField(source="observation.received_at")
+    sha256 = serializers.CharField(source="observation.content_sha256")
+    bytes = serializers.SerializerMethodField()
+    session = serializers.CharField(source="observation.session")
+    ordinal = serializers.IntegerField(source="observation.ordinal")
     created = serializers.BooleanField(help_text="False when the message ID was already stored.")
+
+    def get_bytes(self, item) -> int:
+        return len(item.observation.content)
 
 
 class IngestedFactOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    predicate = serializers.CharField()
-    value = serializers.CharField()
-    statement = serializers.CharField()
-    status = serializers.CharField()
+    id = serializers.UUIDField(source="fact.pk")
+    predicate = serializers.CharField(source="fact.predicate")
+    value = serializers.CharField(source="fact.value")
+    statement = serializers.CharField(source="fact.statement")
+    status = serializers.ChoiceField(choices=list(STATUSES))
     change = serializers.ChoiceField(choices=["created", "evidence_added", "validity_closed"])
 
 

@@ -14,7 +14,6 @@ from rest_framework.views import APIView
 from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
-from citations.selectors import iso_utc
 from citations.services import (
     MessageIn,
     citation_resolve,
@@ -112,35 +111,7 @@ class ObservationsView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        body = {
-            "observations": [
-                {
-                    "id": str(obs.pk),
-                    "message_id": obs.message_id,
-                    "subject": data.validated_data["subject"],
-                    "role": obs.role,
-                    "occurred_at": iso_utc(obs.occurred_at),
-                    "received_at": iso_utc(obs.received_at),
-                    "sha256": obs.content_sha256,
-                    "bytes": len(obs.content),
-                    "session": obs.session,
-                    "ordinal": obs.ordinal,
-                    "created": created,
-                }
-                for obs, created in result.observations
-            ],
-            "facts": [
-                {
-                    "id": str(fact.pk),
-                    "predicate": fact.predicate,
-                    "value": fact.value,
-                    "statement": fact.statement,
-                    "status": status_now,
-                    "change": change,
-                }
-                for fact, change, status_now in result.fact_statuses()
-            ],
-        }
+        body = s.ObservationsOut(result).data
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -176,7 +147,7 @@ class RecallView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        return Response({"facts": facts})
+        return Response(s.RecallOut({"facts": facts}).data)
 
 
 class ResolveView(LedgerView):
@@ -204,7 +175,7 @@ class ResolveView(LedgerView):
     )
     def post(self, request: Request) -> Response:
         project, actor, request_id = self.caller(request)
-        body = citation_resolve(
+        resolved = citation_resolve(
             project=project, payload=request.data, actor=actor, request_id=request_id
         )
-        return Response(body)
+        return Response(s.ResolveOut(resolved).data)

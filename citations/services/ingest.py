@@ -1,0 +1,468 @@
+"""Ingestion: store messages (idempotent on message ID), extract facts, supersede by structure."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from attest.errors import AttestError, NotFound
+from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, extract
+from citations.extract.intervals import Interval
+from citations.models import (
+    Evidence,
+    Fact,
+    FactVersion,
+    Generation,
+    Observation,
+    Project,
+    Role,
+    Subject,
+)
+from citations.services.audit import audit_record
+from citations.services.timeline import (
+    believed_versions,
+    close_validity,
+    current_status,
+    first_version,
+    known_now,
+    revise,
+)
+
+
+class MessageConflict(AttestError):
+    status_code = 409
+    code = "message_conflict"
+    message = (
+        "A message with this ID was already stored with other text, role, time or subject; "
+        "give a different message its own ID."
+    )
+
+
+@dataclass(frozen=True)
+class MessageIn:
+    message_id: str
+    role: str
+    text: str
+    occurred_at: datetime
+    session: str = ""
+    ordinal: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredObservation:
+    """A message of the request: stored now (``created``) or found stored before."""
+
+    observation: Observation
+    subject: str
+    created: bool
+
+
+@dataclass(frozen=True)
+class IngestedFact:
+    """A fact the request touched, how (``change``) and its status once all was applied."""
+
+    fact: Fact
+    change: str  # "created", "evidence_added" or "validity_closed"
+    status: str
+
+
+@dataclass
+class IngestResult:
+    observations: list[StoredObservation] = field(default_factory=list)
+    facts: list[IngestedFact] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Ingest:
+    """What every change of one ingest shares: where it happens and its known time."""
+
+    project: Project
+    subject: Subject
+    generation: Generation
+    now: datetime
+
+
+Change = tuple[Fact, str]
+
+
+def observations_ingest(
+    *,
+    project: Project,
+    subject_id: str,
+    messages: Sequence[MessageIn],
+    actor: str,
+    request_id: str = "",
+) -> IngestResult:
+    """Store messages (idempotent on message ID), extract facts, supersede by structure."""
+    result = IngestResult()
+    changes: list[Change] = []
+    with transaction.atomic():
+        subject, _ = Subject.objects.for_project(project).get_or_create(
+            project=project, external_id=subject_id, defaults={}
+        )
+        # One writer per subject at a time: supersession reads then writes its timeline.
+        Subject.objects.select_for_update().filter(pk=subject.pk).first()
+        subject.refresh_from_db(fields=["erased_at"])
+        if subject.erased_at is not None:
+            # An erased subject's tombstone: nothing new is written under its ID.
+            raise NotFound("No subject with this ID exists in this project.")
+        ctx = _Ingest(project, subject, _ingest_generation(project), known_now(project, subject))
+        for index, message in enumerate(messages):
+            observation, created = _store_observation(ctx, message, index)
+            result.observations.append(StoredObservation(observation, subject_id, created))
+            if not created or observation.role != Role.USER:
+                continue
+            for extraction in extract(message.text, occurred_at=message.occurred_at):
+                changes.extend(_apply_extraction(ctx, observation, extraction))
+        statuses = {
+            version.fact_id: version.status
+            for version in FactVersion.objects.for_project(project).filter(
+                fact__in=[fact for fact, _ in changes], known_until__isnull=True
+            )
+        }
+        result.facts = [IngestedFact(fact, change, statuses[fact.pk]) for fact, change in changes]
+        audit_record(
+            project=project,
+            operation="observations.ingest",
+            actor=actor,
+            object_ids=[str(item.observation.pk) for item in result.observations]
+            + [str(fact.pk) for fact, _ in changes],
+            source_count=len(result.observations),
+            request_id=request_id,
+        )
+    return result
+
+
+def _ingest_generation(project: Project) -> Generation:
+    generation, _ = Generation.objects.for_project(project).get_or_create(
+        project=project,
+        kind=Generation.Kind.INGEST,
+        extractor_version=EXTRACTOR_VERSION,
+    )
+    return generation
+
+
+# --- storing messages --------------------------------------------------------
+
+
+def _store_observation(ctx: _Ingest, message: MessageIn, index: int) -> tuple[Observation, bool]:
+    content = message.text.encode("utf-8")
+    digest = hashlib.sha256(content).hexdigest()
+    stored = Observation.objects.for_project(ctx.project).filter(message_id=message.message_id)
+    existing = stored.first()
+    if existing is not None:
+        _check_replay(existing, ctx.subject, message, digest)
+        return existing, False
+    try:
+        with transaction.atomic():
+            return _create_observation(ctx, message, index, content, digest), True
+    except IntegrityError:
+        # Another request stored this message ID first (under another subject, since
+        # the subject lock serialises the same one): the same rule as a replay applies.
+        existing = Observation.objects.for_project(ctx.project).get(message_id=message.message_id)
+        _check_replay(existing, ctx.subject, message, digest)
+        return existing, False
+
+
+def _check_replay(existing: Observation, subject: Subject, message: MessageIn, digest: str) -> None:
+    """A re-sent message ID must be the same message, or the client has two messages.
+
+    Role and time count as much as the text: the same words sent by the assistant, or
+    on another day, would have given other facts than the ones stored.
+    """
+    if existing.erased_at is not None:
+        # An erased message ID answers 404 and its text is never stored again.
+        raise NotFound("No message with this ID exists in this project.")
+    if (
+        existing.content_sha256 != digest
+        or existing.subject_id != subject.pk
+        or existing.role != message.role
+        or existing.occurred_at != message.occurred_at
+    ):
+        raise MessageConflict(details={"message_id": message.message_id})
+
+
+def _create_observation(
+    ctx: _Ingest, message: MessageIn, index: int, content: bytes, digest: str
+) -> Observation:
+    return Observation.objects.create(
+        project=ctx.project,
+        subject=ctx.subject,
+        message_id=message.message_id,
+        role=message.role,
+        occurred_at=message.occurred_at,
+        received_at=ctx.now,
+        content=content,
+        content_sha256=digest,
+        session=message.session,
+        ordinal=index if message.ordinal is None else message.ordinal,
+    )
+
+
+# --- evidence ----------------------------------------------------------------
+
+
+def _add_evidence(
+    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction
+) -> bool:
+    quote = bytes(observation.content)[extraction.byte_start : extraction.byte_end]
+    _, created = Evidence.objects.get_or_create(
+        fact=fact,
+        observation=observation,
+        byte_start=extraction.byte_start,
+        byte_end=extraction.byte_end,
+        defaults={
+            "project": ctx.project,
+            "quote_sha256": hashlib.sha256(quote).hexdigest(),
+            "extractor_version": EXTRACTOR_VERSION,
+            "asserted_from": extraction.valid_from,
+            "asserted_precision": extraction.valid_precision,
+            "created_at": ctx.now,
+        },
+    )
+    return created
+
+
+def _sources_in_time_order(fact: Fact):
+    return (
+        Evidence.objects.for_project(fact.project)
+        .filter(fact=fact)
+        .select_related("observation")
+        .order_by(F("asserted_from").asc(nulls_first=True), "observation__occurred_at", "id")
+    )
+
+
+def _first_source(fact: Fact) -> Observation:
+    """The message that first stated the fact: it is what supersedes a predecessor."""
+    return _sources_in_time_order(fact).first().observation
+
+
+# --- the cases of one extracted statement ------------------------------------
+
+
+@dataclass
+class _Placement:
+    """Where a functional statement's start falls among the believed versions."""
+
+    containing: FactVersion | None  # believed to hold at the start
+    successor: FactVersion | None  # the first one starting after it
+    restated_later: list[Evidence]  # sources of ``containing`` that restate it after the start
+
+
+def _apply_extraction(
+    ctx: _Ingest, observation: Observation, extraction: Extraction
+) -> list[Change]:
+    if extraction.cardinality != "one":
+        return _apply_many_valued(ctx, observation, extraction)
+    placement = _place(ctx, observation, extraction)
+    containing, successor = placement.containing, placement.successor
+    if containing is not None and containing.fact.value_key == extraction.value_key:
+        return _restate(ctx, containing.fact, observation, extraction)
+    if (
+        not placement.restated_later
+        and successor is not None
+        and successor.fact.value_key == extraction.value_key
+    ):
+        return _move_start_earlier(ctx, placement, observation, extraction)
+    return _supersede(ctx, placement, observation, extraction)
+
+
+def _apply_many_valued(
+    ctx: _Ingest, observation: Observation, extraction: Extraction
+) -> list[Change]:
+    """A value among many (likes): more evidence for the open fact with it, or a new fact."""
+    # Only the open fact with this value matters: asking the database for it keeps a
+    # message listing thousands of likes from reading every earlier one per item.
+    version = (
+        believed_versions(ctx.project, ctx.subject, extraction.predicate)
+        .filter(fact__value_key=extraction.value_key, valid_until__isnull=True)
+        .first()
+    )
+    if version is not None:
+        return _restate(ctx, version.fact, observation, extraction)
+    return [(_new_fact(ctx, observation, extraction), "created")]
+
+
+def _place(ctx: _Ingest, observation: Observation, extraction: Extraction) -> _Placement:
+    start = extraction.valid_from
+    versions = list(believed_versions(ctx.project, ctx.subject, extraction.predicate))
+    containing = next((v for v in versions if v.valid_interval.contains(start)), None)
+    later = [v for v in versions if v.valid_from > start and v is not containing]
+    successor = later[0] if later else None
+    if (
+        containing is not None
+        and containing.fact.value_key != extraction.value_key
+        and containing.valid_from == start
+        and _first_source(containing.fact).occurred_at > observation.occurred_at
+    ):
+        # Both begin at the same moment and the stored one was said later: it wins.
+        successor, containing = containing, None
+    restated_later = []
+    if containing is not None:
+        restated_later = [
+            e
+            for e in _sources_in_time_order(containing.fact)
+            if e.asserted_from is not None and e.asserted_from > start
+        ]
+    return _Placement(containing, successor, restated_later)
+
+
+def _restate(
+    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction
+) -> list[Change]:
+    """The same claim again, within its validity: more evidence, not a second fact."""
+    _add_evidence(ctx, fact, observation, extraction)
+    return [(fact, "evidence_added")]
+
+
+def _move_start_earlier(
+    ctx: _Ingest, placement: _Placement, observation: Observation, extraction: Extraction
+) -> list[Change]:
+    """The next fact already has this value: it began earlier than known (a late message).
+
+    It now starts here, closing whatever held before.
+    """
+    successor, containing = placement.successor, placement.containing
+    start = extraction.valid_from
+    changes: list[Change] = []
+    if containing is not None:
+        close_validity(
+            version=containing, at=start, by_fact=successor.fact, source=observation, now=ctx.now
+        )
+        changes.append((containing.fact, "validity_closed"))
+    revise(successor, now=ctx.now, valid_from=start, valid_precision=extraction.valid_precision)
+    _add_evidence(ctx, successor.fact, observation, extraction)
+    return [(successor.fact, "evidence_added"), *changes]
+
+
+def _supersede(
+    ctx: _Ingest, placement: _Placement, observation: Observation, extraction: Extraction
+) -> list[Change]:
+    """A new value: it closes the one holding at its start and is closed by any successor."""
+    containing, successor = placement.containing, placement.successor
+    fact = _fact_from(ctx, observation, extraction)
+    fact.save()
+    changes: list[Change] = [(fact, "created")]
+    if containing is not None:
+        # The new fact starts inside the current one: that one stops being true here.
+        close_validity(
+            version=containing,
+            at=extraction.valid_from,
+            by_fact=fact,
+            source=observation,
+            now=ctx.now,
+        )
+        changes.append((containing.fact, "validity_closed"))
+        if placement.restated_later:
+            # The old value was stated again after the new one began (those messages
+            # arrived first): it holds again from then, as a fact of its own.
+            successor = _split_off(ctx, containing, placement.restated_later)
+            changes.append((successor.fact, "created"))
+    closed_by = None
+    if successor is not None:
+        # Arrived out of order: a later-starting fact already exists and ends this one.
+        closed_by = (successor.fact, successor.valid_from, _first_source(successor.fact))
+    _new_fact(ctx, observation, extraction, closed_by=closed_by, fact=fact)
+    return changes
+
+
+def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> FactVersion:
+    """Give ``sources`` (restating ``version``'s value from a later start) a fact of their own.
+
+    Called while ``version`` is closed at an earlier point by a new value: the value
+    held again from the first of these sources until where ``version`` used to end.
+    """
+    first = sources[0]
+    quote = bytes(first.observation.content)[first.byte_start : first.byte_end]
+    fact = Fact.objects.create(
+        project=version.project,
+        subject=version.subject,
+        predicate=version.predicate,
+        functional=True,
+        value=version.fact.value,
+        value_key=version.fact.value_key,
+        statement=quote.decode("utf-8") + ".",
+        source_role=first.observation.role,
+        generation=ctx.generation,
+        created_at=ctx.now,
+    )
+    rest = FactVersion(
+        fact=fact,
+        seq=1,
+        project=version.project,
+        subject=version.subject,
+        predicate=version.predicate,
+        functional=True,
+        valid_from=first.asserted_from,
+        valid_until=version.valid_until,
+        valid_until_inclusive=version.valid_until_inclusive,
+        valid_precision=first.asserted_precision or "instant",
+        superseded_by=version.superseded_by,
+        supersession_source_observation=version.supersession_source_observation,
+        known_from=ctx.now,
+    )
+    rest.status = current_status(rest)
+    rest.save()
+    # The sources now support the new fact; the closed one keeps the sources before the cut.
+    Evidence.objects.for_project(version.project).filter(pk__in=[e.pk for e in sources]).update(
+        fact=fact
+    )
+    return rest
+
+
+def _fact_from(ctx: _Ingest, observation: Observation, extraction: Extraction) -> Fact:
+    return Fact(
+        project=ctx.project,
+        subject=ctx.subject,
+        predicate=extraction.predicate,
+        functional=extraction.cardinality == "one",
+        value=extraction.value,
+        value_key=extraction.value_key,
+        statement=extraction.statement,
+        source_role=observation.role,
+        generation=ctx.generation,
+        created_at=ctx.now,
+    )
+
+
+def _new_fact(
+    ctx: _Ingest,
+    observation: Observation,
+    extraction: Extraction,
+    *,
+    closed_by: tuple[Fact, datetime, Observation] | None = None,
+    fact: Fact | None = None,
+) -> Fact:
+    """Store a fact (unless given, already saved) with its first version and evidence."""
+    if fact is None:
+        fact = _fact_from(ctx, observation, extraction)
+        fact.save()
+    valid = Interval(extraction.valid_from)
+    links = None
+    if closed_by is not None:
+        successor, until, source = closed_by
+        valid = Interval(valid.start, max(until, valid.start))
+        links = (successor, source)
+    first_version(
+        fact=fact, now=ctx.now, valid=valid, precision=extraction.valid_precision, closed_by=links
+    )
+    _add_evidence(ctx, fact, observation, extraction)
+    return fact
+
+
+def extraction_apply(
+    *,
+    project: Project,
+    subject: Subject,
+    generation: Generation,
+    observation: Observation,
+    extraction: Extraction,
+    now: datetime,
+) -> list[Change]:
+    """Apply one extraction of a stored message in ``generation``: what rebuilds replay."""
+    return _apply_extraction(_Ingest(project, subject, generation, now), observation, extraction)
