@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -10,6 +12,7 @@ from rest_framework.response import Response
 from attest.schema import error_response
 from citations import lifecycle_serializers as s
 from citations.erasure import erasure_perform
+from citations.export import subject_export
 from citations.rebuilds import rebuild_get, rebuild_project_start, rebuild_source
 from citations.views import AUTH_ERRORS, LedgerView
 
@@ -117,3 +120,32 @@ class ErasuresView(LedgerView):
         )
         body = {"erased": {"observations": erased.observations, "facts": erased.facts}}
         return Response(s.ErasureOut(body).data)
+
+
+class SubjectExportView(LedgerView):
+    @extend_schema(
+        summary="Export everything about a subject",
+        description=(
+            "A streamed `application/x-ndjson` body, one JSON object a line, all read from one "
+            "consistent snapshot: `subject`, then every `observation` (with its `text`), "
+            "`fact` (as resolve shows it, with `versions`), `evidence` (with the checked "
+            "`quote`), `retraction`, `generation`, and last an `end` line with the counts — "
+            "a stream without it was cut short. Erased rows are never exported."
+        ),
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(
+                response=OpenApiTypes.STR, description="NDJSON lines, each with a `type`."
+            ),
+            **AUTH_ERRORS,
+            404: error_response("`not_found`: the subject is unknown or erased."),
+        },
+        tags=["fact ledger"],
+    )
+    def get(self, request: Request, subject: str) -> StreamingHttpResponse:
+        project, actor, request_id = self.caller(request)
+        lines = subject_export(
+            project=project, subject_id=subject, actor=actor, request_id=request_id
+        )
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+        response["Cache-Control"] = "no-store"
+        return response
