@@ -322,7 +322,13 @@ class FactVersion(models.Model):
 
 
 class Evidence(models.Model):
-    """Where a fact came from: a byte range of one stored message."""
+    """Where a fact came from: a byte range of one stored message.
+
+    Membership is versioned in known time like fact versions: a row says the message
+    supported the fact from ``created_at`` until ``known_until`` (open: still believed).
+    Moving a source to another fact closes this row and writes a new one, so an as-of
+    query still sees which sources a fact had before (migration 0005 keeps it so).
+    """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="evidence")
@@ -338,6 +344,7 @@ class Evidence(models.Model):
     asserted_from = models.DateTimeField(null=True, blank=True)
     asserted_precision = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField()
+    known_until = models.DateTimeField(null=True, blank=True)
 
     objects = ProjectScopedQuerySet.as_manager()
 
@@ -346,7 +353,12 @@ class Evidence(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["fact", "observation", "byte_start", "byte_end"],
-                name="evidence_unique_span",
+                condition=Q(known_until__isnull=True),
+                name="evidence_unique_believed_span",
+            ),
+            models.CheckConstraint(
+                condition=Q(known_until__isnull=True) | Q(known_until__gte=models.F("created_at")),
+                name="evidence_known_order",
             ),
             models.CheckConstraint(
                 condition=Q(byte_end__gt=models.F("byte_start")), name="evidence_span_order"

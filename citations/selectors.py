@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from attest.errors import AttestError, NotFound
 from citations.cursor import BadCursor, decode_cursor, encode_cursor
@@ -184,7 +185,7 @@ def _parse_limit(raw: Any) -> int:
     return raw
 
 
-def _parse_after(raw: Any, fact_id: uuid.UUID) -> int:
+def _parse_after(raw: Any, scope: str) -> int:
     if raw is None:
         return 0
     token = raw.get("cursor") if isinstance(raw, dict) else raw
@@ -194,7 +195,7 @@ def _parse_after(raw: Any, fact_id: uuid.UUID) -> int:
             details={"field": "after"},
         )
     try:
-        position = decode_cursor(token, scope=f"resolve:{fact_id}")
+        position = decode_cursor(token, scope=scope)
     except BadCursor:
         raise InvalidCitation(
             "after must be the next value of the previous page, unchanged.",
@@ -247,33 +248,64 @@ def _row_bytes(row: VerifiedEvidence) -> int:
     return len(row.quote.encode("utf-8")) + len(row.context.encode("utf-8"))
 
 
+def _parse_known_at(raw: Any) -> datetime | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - {"known_at"}:
+        raise InvalidCitation(
+            'as_of must be an object with one field, "known_at".', details={"field": "as_of"}
+        )
+    value = raw.get("known_at")
+    try:
+        moment = parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidCitation(
+            "as_of.known_at must be a time with its offset, such as 2026-03-04T10:11:58Z.",
+            details={"field": "as_of.known_at"},
+        )
+    return moment
+
+
 def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitation:
-    """The seed's resolve: a fact with a page of evidence, every byte checked on each call."""
+    """The seed's resolve: a fact with a page of evidence, every byte checked on each call.
+
+    With ``as_of.known_at`` the fact and its sources are those the ledger believed then.
+    """
     if not isinstance(payload, dict):
         raise InvalidCitation()
     fact_id = _parse_id(payload.get("id"))
     limit = _parse_limit(payload["limit"]) if "limit" in payload else RESOLVE_DEFAULT_LIMIT
-    after = _parse_after(payload.get("after"), fact_id)
+    known_at = _parse_known_at(payload.get("as_of"))
+    scope = f"resolve:{fact_id}:{iso_utc(known_at) or ''}"
+    after = _parse_after(payload.get("after"), scope)
+    versions = FactVersion.objects.for_project(project).filter(
+        fact_id=fact_id,
+        fact__erased_at__isnull=True,
+        fact__subject__erased_at__isnull=True,
+    )
+    evidence = Evidence.objects.for_project(project).filter(
+        fact_id=fact_id, observation__erased_at__isnull=True
+    )
+    if known_at is None:
+        evidence = evidence.filter(known_until__isnull=True)
+    else:
+        versions = versions.filter(known_from__lte=known_at).filter(
+            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
+        )
+        evidence = evidence.filter(created_at__lte=known_at).filter(
+            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
+        )
     # The latest version carries the fact: one query for both.
     version = (
-        FactVersion.objects.for_project(project)
-        .select_related("fact", "fact__subject", "retraction")
-        .filter(
-            fact_id=fact_id,
-            fact__erased_at__isnull=True,
-            fact__subject__erased_at__isnull=True,
-        )
-        .order_by("-seq")
-        .first()
+        versions.select_related("fact", "fact__subject", "retraction").order_by("-seq").first()
     )
     if version is None:
         raise NotFound("No fact with this ID exists in this project.")
     fact = version.fact
     rows = list(
-        Evidence.objects.for_project(project)
-        .filter(fact=fact, pk__gt=after, observation__erased_at__isnull=True)
-        .select_related("observation")
-        .order_by("pk")[: limit + 1]
+        evidence.filter(pk__gt=after).select_related("observation").order_by("pk")[: limit + 1]
     )
     budget = PAGE_BYTES - len(fact.statement.encode("utf-8"))
     page: list[VerifiedEvidence] = []
@@ -291,8 +323,8 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
         last_id = evidence.pk
     next_cursor = None
     if len(page) < len(rows):
-        next_cursor = encode_cursor(scope=f"resolve:{fact_id}", position=[last_id])
-    view = fact_view(version)
+        next_cursor = encode_cursor(scope=scope, position=[last_id])
+    view = fact_view(version, known_at=known_at)
     return ResolvedCitation(
         view.fact, view.version, view.status, view.known, view.retraction, page, next_cursor
     )

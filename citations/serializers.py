@@ -90,6 +90,10 @@ class RecallIn(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
 
 
+class ResolveAsOf(serializers.Serializer):
+    known_at = InstantField()
+
+
 class ResolveIn(serializers.Serializer):
     """Documentation only: resolve parses its own input so every fault is invalid_citation."""
 
@@ -97,6 +101,10 @@ class ResolveIn(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=32, default=8)
     after = serializers.JSONField(
         required=False, help_text="The previous page's `next`, sent back unchanged."
+    )
+    as_of = ResolveAsOf(
+        required=False,
+        help_text="The fact and its sources as the ledger believed them at `known_at`.",
     )
 
 

@@ -208,30 +208,33 @@ def _create_observation(
 
 
 def _add_evidence(
-    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction
-) -> bool:
+    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction, *, new: bool = False
+) -> None:
+    """Record that ``observation`` supports ``fact`` (once; ``new`` when it cannot yet)."""
+    span = {
+        "fact": fact,
+        "observation": observation,
+        "byte_start": extraction.byte_start,
+        "byte_end": extraction.byte_end,
+    }
+    if not new and Evidence.objects.filter(**span, known_until__isnull=True).exists():
+        return
     quote = bytes(observation.content)[extraction.byte_start : extraction.byte_end]
-    _, created = Evidence.objects.get_or_create(
-        fact=fact,
-        observation=observation,
-        byte_start=extraction.byte_start,
-        byte_end=extraction.byte_end,
-        defaults={
-            "project": ctx.project,
-            "quote_sha256": hashlib.sha256(quote).hexdigest(),
-            "extractor_version": EXTRACTOR_VERSION,
-            "asserted_from": extraction.valid_from,
-            "asserted_precision": extraction.valid_precision,
-            "created_at": ctx.now,
-        },
+    Evidence.objects.create(
+        **span,
+        project=ctx.project,
+        quote_sha256=hashlib.sha256(quote).hexdigest(),
+        extractor_version=EXTRACTOR_VERSION,
+        asserted_from=extraction.valid_from,
+        asserted_precision=extraction.valid_precision,
+        created_at=ctx.now,
     )
-    return created
 
 
 def _sources_in_time_order(fact: Fact):
     return (
         Evidence.objects.for_project(fact.project)
-        .filter(fact=fact)
+        .filter(fact=fact, known_until__isnull=True)
         .select_related("observation")
         .order_by(F("asserted_from").asc(nulls_first=True), "observation__occurred_at", "id")
     )
@@ -378,7 +381,6 @@ def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> F
     held again from the first of these sources until where ``version`` used to end.
     """
     first = sources[0]
-    quote = bytes(first.observation.content)[first.byte_start : first.byte_end]
     fact = Fact.objects.create(
         project=version.project,
         subject=version.subject,
@@ -386,7 +388,7 @@ def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> F
         functional=True,
         value=version.fact.value,
         value_key=version.fact.value_key,
-        statement=quote.decode("utf-8") + ".",
+        statement=_statement_of(first),
         source_role=first.observation.role,
         generation=ctx.generation,
         created_at=ctx.now,
@@ -408,11 +410,48 @@ def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> F
     )
     rest.status = current_status(rest)
     rest.save()
-    # The sources now support the new fact; the closed one keeps the sources before the cut.
-    Evidence.objects.for_project(version.project).filter(pk__in=[e.pk for e in sources]).update(
-        fact=fact
-    )
+    # The sources now support the new fact; the closed one keeps the sources before the
+    # cut. Membership is append-only in known time: the old rows are closed, not moved.
+    _move_evidence(ctx, sources, fact)
     return rest
+
+
+def _move_evidence(ctx: _Ingest, sources: list[Evidence], fact: Fact) -> None:
+    Evidence.objects.for_project(ctx.project).filter(
+        pk__in=[e.pk for e in sources], known_until__isnull=True
+    ).update(known_until=ctx.now)
+    Evidence.objects.bulk_create(
+        Evidence(
+            project=ctx.project,
+            fact=fact,
+            observation=e.observation,
+            byte_start=e.byte_start,
+            byte_end=e.byte_end,
+            quote_sha256=e.quote_sha256,
+            extractor_version=e.extractor_version,
+            authored_by=e.authored_by,
+            asserted_from=e.asserted_from,
+            asserted_precision=e.asserted_precision,
+            created_at=ctx.now,
+        )
+        for e in sources
+    )
+
+
+def _statement_of(source: Evidence) -> str:
+    """The statement the extractor reads at ``source``'s bytes of its message.
+
+    The extractor is deterministic, so reading the message again gives the statement it
+    gave when the source was stored, with the message's own closing punctuation.
+    """
+    observation = source.observation
+    text = bytes(observation.content).decode("utf-8")
+    for extraction in extract(text, occurred_at=observation.occurred_at):
+        if (extraction.byte_start, extraction.byte_end) == (source.byte_start, source.byte_end):
+            return extraction.statement
+    raise RuntimeError(
+        f"evidence {source.pk} is not a statement the extractor finds in its message"
+    )
 
 
 def _fact_from(ctx: _Ingest, observation: Observation, extraction: Extraction) -> Fact:
@@ -451,7 +490,7 @@ def _new_fact(
     first_version(
         fact=fact, now=ctx.now, valid=valid, precision=extraction.valid_precision, closed_by=links
     )
-    _add_evidence(ctx, fact, observation, extraction)
+    _add_evidence(ctx, fact, observation, extraction, new=True)
     return fact
 
 
