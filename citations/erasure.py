@@ -125,7 +125,7 @@ def _erase_message(
     evidence.delete()
     remaining = set(
         Evidence.objects.for_project(project)
-        .filter(fact_id__in=touched)
+        .filter(fact_id__in=touched, known_until__isnull=True)
         .values_list("fact_id", flat=True)
     )
     orphaned = touched - remaining
@@ -144,7 +144,9 @@ def _erase_message(
 
 def _sources(fact_id) -> list[Evidence]:
     return list(
-        Evidence.objects.filter(fact_id=fact_id, observation__erased_at__isnull=True)
+        Evidence.objects.filter(
+            fact_id=fact_id, known_until__isnull=True, observation__erased_at__isnull=True
+        )
         .select_related("observation")
         .order_by("observation__occurred_at", "observation__message_id", "id")
     )

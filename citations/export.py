@@ -248,6 +248,9 @@ def _evidence(project: Project, subject) -> Iterator[bytes]:
             "byte_end": evidence.byte_end,
             "quote": quote.decode("utf-8"),
             "extractor_version": evidence.extractor_version,
+            # Membership is versioned: a closed row is a source the fact had until then.
+            "known_from": iso_utc(evidence.created_at),
+            "known_until": iso_utc(evidence.known_until),
         }
         if evidence.authored_by:
             body["authored_by"] = evidence.authored_by

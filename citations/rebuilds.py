@@ -148,7 +148,9 @@ def _source_scope(
     """Facts the message supports, or would support now, and the timelines they sit in."""
     believed = _believed(project, subject)
     scope = set(
-        believed.filter(fact__evidence__observation=observation).values_list("fact_id", flat=True)
+        believed.filter(
+            fact__evidence__observation=observation, fact__evidence__known_until__isnull=True
+        ).values_list("fact_id", flat=True)
     )
     functional = set(
         believed.filter(fact_id__in=scope, functional=True).values_list("predicate", flat=True)
@@ -197,7 +199,7 @@ def rebuild_source(
     scope = _source_scope(project, subject, observation, readings)
     spans = set(
         Evidence.objects.for_project(project)
-        .filter(fact_id__in=scope)
+        .filter(fact_id__in=scope, known_until__isnull=True)
         .values_list("observation_id", "byte_start", "byte_end")
     )
     retired = _retire(project, scope, generation, now)

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("citations", "0004_evidence_asserted_from"),
+        ("citations", "0005_evidence_known_time"),
     ]
 
     operations = [
