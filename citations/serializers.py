@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
+from attest.fields import StrictCharField, StrictChoiceField, StrictIntegerField
 from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
 from citations.models import Role
@@ -44,12 +45,12 @@ class InstantField(serializers.DateTimeField):
 
 
 class MessageIn(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    role = serializers.ChoiceField(choices=Role.values)
-    text = serializers.CharField(trim_whitespace=False)
+    id = StrictCharField(max_length=200)
+    role = StrictChoiceField(choices=Role.values)
+    text = StrictCharField(trim_whitespace=False)
     occurred_at = InstantField()
-    session = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    ordinal = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
+    session = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    ordinal = StrictIntegerField(min_value=0, max_value=2**31 - 1, required=False)
 
     def validate_text(self, value: str) -> str:
         if len(value.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
@@ -67,7 +68,7 @@ class MessageIn(serializers.Serializer):
 
 
 class ObservationsIn(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
+    subject = StrictCharField(max_length=200)
     messages = MessageIn(many=True, allow_empty=False, max_length=MAX_MESSAGES)
 
     def validate_messages(self, value: list[dict]) -> list[dict]:
@@ -83,11 +84,11 @@ class AsOf(serializers.Serializer):
 
 
 class RecallIn(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
-    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
-    query = serializers.CharField(max_length=200, required=False)
+    subject = StrictCharField(max_length=200)
+    predicate = StrictChoiceField(choices=sorted(PREDICATES), required=False)
+    query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
-    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    limit = StrictIntegerField(min_value=1, max_value=200, default=50)
 
 
 class ResolveAsOf(serializers.Serializer):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 
 from attest.errors import AttestError, NotFound
 from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, extract
@@ -231,18 +230,47 @@ def _add_evidence(
     )
 
 
-def _sources_in_time_order(fact: Fact):
+# Where a statement falls in a subject's timeline: when it says the fact began, then when
+# it was said, then the message ID, the ordinal and the place in the message. Messages sent
+# at the same instant are ordered by the key, never by arrival, so every arrival order
+# gives one timeline. The comparison is done here, not by the database, whose collation
+# could order message IDs differently from one server to the next.
+OrderKey = tuple[datetime, datetime, str, int, int]
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def _statement_key(observation: Observation, start: datetime | None, byte_start: int) -> OrderKey:
     return (
-        Evidence.objects.for_project(fact.project)
-        .filter(fact=fact, known_until__isnull=True)
-        .select_related("observation")
-        .order_by(F("asserted_from").asc(nulls_first=True), "observation__occurred_at", "id")
+        start or _EARLIEST,
+        observation.occurred_at,
+        observation.message_id,
+        observation.ordinal,
+        byte_start,
     )
+
+
+def _source_key(evidence: Evidence) -> OrderKey:
+    return _statement_key(evidence.observation, evidence.asserted_from, evidence.byte_start)
+
+
+def _sources_in_time_order(facts: list[Fact]) -> dict[object, list[Evidence]]:
+    """The believed sources of each fact, in timeline order."""
+    sources: dict[object, list[Evidence]] = {fact.pk: [] for fact in facts}
+    rows = (
+        Evidence.objects.filter(fact__in=[fact.pk for fact in facts], known_until__isnull=True)
+        .select_related("observation")
+        .order_by("pk")
+    )
+    for evidence in rows:
+        sources[evidence.fact_id].append(evidence)
+    for rows_of_fact in sources.values():
+        rows_of_fact.sort(key=_source_key)
+    return sources
 
 
 def _first_source(fact: Fact) -> Observation:
     """The message that first stated the fact: it is what supersedes a predecessor."""
-    return _sources_in_time_order(fact).first().observation
+    return _sources_in_time_order([fact])[fact.pk][0].observation
 
 
 # --- the cases of one extracted statement ------------------------------------
@@ -292,27 +320,32 @@ def _apply_many_valued(
 
 
 def _place(ctx: _Ingest, observation: Observation, extraction: Extraction) -> _Placement:
+    """Put the statement among the believed versions, in timeline order (see ``OrderKey``)."""
     start = extraction.valid_from
+    new_key = _statement_key(observation, start, extraction.byte_start)
     versions = list(believed_versions(ctx.project, ctx.subject, extraction.predicate))
-    containing = next((v for v in versions if v.valid_interval.contains(start)), None)
-    later = [v for v in versions if v.valid_from > start and v is not containing]
-    successor = later[0] if later else None
-    if (
-        containing is not None
-        and containing.fact.value_key != extraction.value_key
-        and containing.valid_from == start
-        and _first_source(containing.fact).occurred_at > observation.occurred_at
+    sources = _sources_in_time_order([version.fact for version in versions])
+    keys = {
+        version.fact_id: (version.valid_from, *_source_key(sources[version.fact_id][0])[1:])
+        for version in versions
+    }
+    keyed = sorted(((keys[v.fact_id], v) for v in versions), key=lambda pair: pair[0])
+    before = [version for key, version in keyed if key < new_key]
+    after = [version for key, version in keyed if key > new_key]
+    containing = before[-1] if before else None
+    if containing is not None and (
+        containing.valid_until is not None and containing.valid_until < start
     ):
-        # Both begin at the same moment and the stored one was said later: it wins.
-        successor, containing = containing, None
+        containing = None
     restated_later = []
     if containing is not None:
+        # Sources of the holding value said after this statement (they arrived first).
         restated_later = [
-            e
-            for e in _sources_in_time_order(containing.fact)
-            if e.asserted_from is not None and e.asserted_from > start
+            evidence
+            for evidence in sources[containing.fact_id]
+            if evidence.asserted_from is not None and _source_key(evidence) > new_key
         ]
-    return _Placement(containing, successor, restated_later)
+    return _Placement(containing, after[0] if after else None, restated_later)
 
 
 def _restate(
