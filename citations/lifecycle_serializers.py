@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from attest.fields import StrictCharField, StrictChoiceField
 from citations.models import Generation
 from citations.rebuilds import KIND_NAMES
 from citations.selectors import iso_utc
-from verification.serializers import StrictCharField
 
 
 class RebuildIn(serializers.Serializer):
     """One source (`subject` and `message_id`) or the whole project (`scope: "project"`)."""
 
-    scope = serializers.ChoiceField(choices=["source", "project"], required=False)
+    scope = StrictChoiceField(choices=["source", "project"], required=False)
     subject = StrictCharField(max_length=200, required=False)
     message_id = StrictCharField(max_length=200, required=False)
 

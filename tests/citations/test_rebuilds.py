@@ -125,6 +125,7 @@ def test_rebuild_of_an_unknown_message_or_subject_is_not_found(ledger, other_led
         ({"subject": "u", "message_id": 7}, "message_id"),
         ({"scope": "project", "subject": "u"}, "subject"),
         ({"scope": "everything"}, "scope"),
+        ({"scope": ["project"]}, "scope"),
     ],
 )
 def test_malformed_rebuild_requests_name_the_field(ledger, body, field):
