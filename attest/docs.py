@@ -18,7 +18,10 @@ from django.urls import path
 from django.views.decorators.http import require_safe
 
 from attest.docs_tables import (
+    ERASURE_ERRORS,
+    EXPORT_ERRORS,
     PAYMENT_ERRORS,
+    REBUILD_ERRORS,
     RECEIPT_VERIFY_ERRORS,
     VERIFY_QUOTE_ERRORS,
     claim_rows,
@@ -28,6 +31,7 @@ from attest.docs_tables import (
 )
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, RAIL
+from citations.extract.extractor import EXTRACTOR_VERSION
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
@@ -91,6 +95,18 @@ def _limits() -> dict[str, Any]:
     return {"groups": limits()}
 
 
+def _ledger_rebuilds() -> dict[str, Any]:
+    return {"errors": REBUILD_ERRORS, "extractor_version": EXTRACTOR_VERSION}
+
+
+def _ledger_erasures() -> dict[str, Any]:
+    return {"errors": ERASURE_ERRORS}
+
+
+def _ledger_export() -> dict[str, Any]:
+    return {"errors": EXPORT_ERRORS}
+
+
 @dataclass(frozen=True)
 class DocPage:
     slug: str  # the path under /docs/
@@ -100,7 +116,7 @@ class DocPage:
 
     @property
     def url_name(self) -> str:
-        return f"docs-{self.slug}"
+        return f"docs-{self.slug.replace('/', '-')}"
 
     @property
     def template(self) -> str:
@@ -130,6 +146,24 @@ PAGES: tuple[DocPage, ...] = (
     DocPage("payments", "Payments", "Prices, x402, the free trial and what is charged.", _payments),
     DocPage(
         "limits", "Limits", "Every size, time and rate limit, and what happens past it.", _limits
+    ),
+    DocPage(
+        "ledger/rebuilds",
+        "Rebuild facts",
+        "POST /v1/rebuilds: read messages again in a new generation, one source or all.",
+        _ledger_rebuilds,
+    ),
+    DocPage(
+        "ledger/erasures",
+        "Erase",
+        "POST /v1/erasures: delete a message or a subject's content; tombstones answer 404.",
+        _ledger_erasures,
+    ),
+    DocPage(
+        "ledger/subject-export",
+        "Export a subject",
+        "GET /v1/subjects/{subject}/export: everything about a subject, NDJSON, one snapshot.",
+        _ledger_export,
     ),
 )
 

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 from x402.mechanisms.evm.exact import ExactEvmServerScheme
 
-from attest.errors import Blocked, InvalidRequest, NotOnEdge
+from attest.errors import Blocked, InvalidRequest, NotFound, NotOnEdge, RateLimited
 from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
@@ -99,6 +99,28 @@ RECEIPT_VERIFY_ERRORS = (
     ),
     *BODY_ERRORS,
 )
+
+# The fact ledger's routes: a project credential, never a payment.
+LEDGER_AUTH_ERRORS = (
+    ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
+    ErrorDoc(403, "project_suspended", "The credential's project is suspended."),
+    _raised(RateLimited, "Too many requests for this credential; see Retry-After."),
+)
+LEDGER_NOT_FOUND = _raised(
+    NotFound, "The subject, message or ID is unknown, erased, or another project's: all alike."
+)
+LEDGER_BAD_REQUEST = _raised(
+    InvalidRequest, "A field is missing or of the wrong JSON type; details.field names it."
+)
+REBUILD_ERRORS = (
+    LEDGER_BAD_REQUEST,
+    *BODY_ERRORS,
+    *LEDGER_AUTH_ERRORS,
+    LEDGER_NOT_FOUND,
+    ErrorDoc(409, "rebuild_running", "A project rebuild is already running; follow that one."),
+)
+ERASURE_ERRORS = (LEDGER_BAD_REQUEST, *BODY_ERRORS, *LEDGER_AUTH_ERRORS, LEDGER_NOT_FOUND)
+EXPORT_ERRORS = (*LEDGER_AUTH_ERRORS, LEDGER_NOT_FOUND)
 
 
 @dataclass(frozen=True)

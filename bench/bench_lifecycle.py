@@ -36,9 +36,7 @@ def _django() -> None:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
         django.setup()
         return
-    os.environ["BENCH_SCRATCH"] = django_on_a_scratch_database(
-        "lifecycle", keep_database_url=True
-    )
+    os.environ["BENCH_SCRATCH"] = django_on_a_scratch_database("lifecycle", keep_database_url=True)
 
 
 def _texts(count: int, offset: int = 0) -> list[tuple[str, datetime]]:

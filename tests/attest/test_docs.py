@@ -95,13 +95,28 @@ def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
                 path=path.strip(),
                 body=body.strip() or None,
                 status=int(block.xpath(".//*[@data-status]")[0].text_content()),
-                response=json.loads(block.xpath(".//*[@data-response]")[0].text_content()),
+                response=_documented_body(block.xpath(".//*[@data-response]")[0].text_content()),
                 shape_only=block.get("data-shape-only") is not None,
                 needs=block.get("data-needs"),
                 receipt_from=block.get("data-receipt-from"),
             )
         )
     return found
+
+
+def _documented_body(text: str):
+    """JSON, or NDJSON shown one object a line (then compared as a list of lines)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in text.strip().splitlines()]
+
+
+def _answered_body(response):
+    if response.get("Content-Type", "").startswith("application/x-ndjson"):
+        body = b"".join(response.streaming_content).decode()
+        return [json.loads(line) for line in body.splitlines()]
+    return response.json()
 
 
 def _same_type(documented, real) -> bool:
@@ -143,9 +158,20 @@ def assert_documented(documented, real, where: str, shape_only: bool) -> None:
         )
 
 
-def _run_example(api, settings, server: PageServer, example: Example):
+def _ledger_client():
+    """A project credential whose subject ``user-1`` said the seed's sentence in ``m1``."""
+    from tests.citations.conftest import make_ledger
+
+    ledger = make_ledger()
+    ledger.ingest("user-1", ("m1", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"))
+    return ledger.client
+
+
+def _run_example(api, settings, server: PageServer, example: Example, ledger=None):
     if example.needs == "no-trial":
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
+    elif example.needs == "ledger":
+        api = ledger
     else:
         assert example.needs is None, f"unknown precondition {example.needs}"
     if example.body is None:
@@ -201,18 +227,29 @@ def test_docs_pages_only_answer_reads(client):
 
 # --- every example runs ---------------------------------------------------------------------
 
-WITH_EXAMPLES = ["verify-quote", "receipt-verify", "payments"]
+WITH_EXAMPLES = [
+    "verify-quote",
+    "receipt-verify",
+    "payments",
+    "ledger/rebuilds",
+    "ledger/erasures",
+    "ledger/subject-export",
+]
 
 
 @pytest.mark.parametrize("slug", WITH_EXAMPLES)
 def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, service, slug):
     examples = _examples(_html(client, f"/docs/{slug}"))
     assert examples, f"/docs/{slug} shows no example"
+    ledger = _ledger_client() if any(e.needs == "ledger" for e in examples) else None
     for example in examples:
-        response = _run_example(api, settings, service, example)
+        response = _run_example(api, settings, service, example, ledger)
         where = f"{example.method} {example.path} on /docs/{slug}"
-        assert response.status_code == example.status, (where, response.content[:500])
-        assert_documented(example.response, response.json(), where, example.shape_only)
+        assert response.status_code == example.status, (
+            where,
+            getattr(response, "content", b"")[:500],
+        )
+        assert_documented(example.response, _answered_body(response), where, example.shape_only)
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
 
 
