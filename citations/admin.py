@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.template.response import TemplateResponse
 
 from attest.admin import ReadOnlyAdmin, ReadOnlyInline
+from attest.errors import AttestError
 from citations import models
 from citations.services import credential_revoke, project_set_suspended
+from citations.services.corrections import retraction_record
 
 
 def _staff(request) -> str:
@@ -113,6 +118,12 @@ class EvidenceInline(ReadOnlyInline):
     readonly_fields = fields
 
 
+class RetractForm(forms.Form):
+    reason = forms.CharField(
+        max_length=2000, widget=forms.Textarea(attrs={"rows": 3}), help_text="Why, for the record."
+    )
+
+
 @admin.register(models.Fact)
 class FactAdmin(ReadOnlyAdmin):
     list_display = ["id", "project", "subject", "predicate", "value", "created_at"]
@@ -121,6 +132,45 @@ class FactAdmin(ReadOnlyAdmin):
     search_fields = ["=id", "value", "statement"]
     raw_id_fields = ["project", "subject", "generation"]
     inlines = [FactVersionInline, EvidenceInline]
+    actions = ["retract"]
+
+    @admin.action(description="Retract the selected facts (asks why)", permissions=["change"])
+    def retract(self, request, queryset):
+        """The same service as POST /v1/facts/{id}/retract, audited with the staff name."""
+        form = RetractForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            return TemplateResponse(
+                request,
+                "admin/citations/fact/retract.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Retract facts",
+                    "form": form,
+                    "facts": queryset,
+                    "opts": self.model._meta,
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        for fact in queryset.select_related("project"):
+            try:
+                retraction_record(
+                    project=fact.project,
+                    fact_id=str(fact.pk),
+                    reason=form.cleaned_data["reason"],
+                    actor=_staff(request),
+                )
+            except AttestError as exc:
+                self.message_user(request, f"{fact.pk}: {exc.message}", messages.WARNING)
+            else:
+                self.message_user(request, f"{fact.pk}: retracted.", messages.SUCCESS)
+        return None
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # Needed for the retract action; every field stays read-only.
+        return request.user.is_superuser
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields]
 
 
 @admin.register(models.Evidence)

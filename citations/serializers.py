@@ -13,6 +13,7 @@ from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
 from citations.models import Role
 from citations.selectors import iso_utc
+from citations.services.authoring import AuthoredStatement
 
 MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
@@ -109,6 +110,64 @@ class ResolveIn(serializers.Serializer):
     )
 
 
+class StatementIn(serializers.Serializer):
+    """A fact as a person states it (an authored record, or a correction's replacement)."""
+
+    predicate = StrictChoiceField(choices=sorted(PREDICATES))
+    statement = StrictCharField(max_length=2000)
+    value = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="What the fact says, such as a city; by default the statement itself.",
+    )
+    valid_from = InstantField(required=False, help_text="Default: now.")
+    valid_until = InstantField(required=False, help_text="Default: open.")
+    role = StrictChoiceField(choices=Role.values, default=Role.USER)
+
+    def validate(self, attrs):
+        start, end = attrs.get("valid_from"), attrs.get("valid_until")
+        if start is not None and end is not None and end <= start:
+            raise serializers.ValidationError({"valid_until": "Must come after valid_from."})
+        return attrs
+
+    def statement_object(self) -> AuthoredStatement:
+        return authored_statement(self.validated_data)
+
+
+def authored_statement(data: dict) -> AuthoredStatement:
+    return AuthoredStatement(
+        predicate=data.get("predicate", ""),
+        statement=data["statement"],
+        value=data.get("value", ""),
+        valid_from=data.get("valid_from"),
+        valid_until=data.get("valid_until"),
+        role=data["role"],
+    )
+
+
+class AuthoredFactIn(StatementIn):
+    subject = StrictCharField(max_length=200)
+    authored_by = StrictCharField(max_length=200, help_text="Who states it: a name or handle.")
+
+
+class ReplacementIn(StatementIn):
+    predicate = StrictChoiceField(
+        choices=sorted(PREDICATES), required=False, help_text="Default: the retracted fact's."
+    )
+    valid_from = InstantField(required=False, help_text="Default: the retracted fact's.")
+
+
+class RetractIn(serializers.Serializer):
+    reason = StrictCharField(max_length=2000, help_text="Why the fact is withdrawn.")
+    replacement = ReplacementIn(
+        required=False, help_text="A correction: the fact that is true instead."
+    )
+
+    def replacement_object(self) -> AuthoredStatement | None:
+        replacement = self.validated_data.get("replacement")
+        return authored_statement(replacement) if replacement is not None else None
+
+
 # --- responses: the views render the selectors' objects through these -------------
 
 
@@ -134,9 +193,12 @@ IntervalOut._declared_fields["from"] = UtcTimeField(source="start")
 
 class RetractionOut(serializers.Serializer):
     id = serializers.UUIDField()
-    retracted_by = serializers.CharField()
+    retracted_by = serializers.CharField(help_text="Who withdrew the fact.")
     retracted_at = UtcTimeField()
-    replacement_id = serializers.UUIDField(allow_null=True)
+    reason = serializers.CharField(help_text="Why, as the person gave it.")
+    replacement_id = serializers.UUIDField(
+        allow_null=True, help_text="The fact that replaces it (a correction), or null."
+    )
 
 
 class FactOut(serializers.Serializer):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django_ratelimit.core import is_ratelimited
 from django_ratelimit.exceptions import Ratelimited
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from attest.errors import NotFound
 from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
@@ -20,6 +23,8 @@ from citations.services import (
     facts_recall,
     observations_ingest,
 )
+from citations.services.authoring import fact_author
+from citations.services.corrections import fact_retract
 
 AUTH_ERRORS = {
     401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
@@ -30,6 +35,14 @@ AUTH_ERRORS = {
 
 def _credential_key(group: str, request) -> str:
     return request.user.credential.prefix
+
+
+def parse_fact_id(raw: str) -> uuid.UUID:
+    """A fact ID from the path: one that is not a UUID names no fact, like an unknown one."""
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise NotFound("No fact with this ID exists in this project.") from None
 
 
 class LedgerView(APIView):
@@ -179,3 +192,102 @@ class ResolveView(LedgerView):
             project=project, payload=request.data, actor=actor, request_id=request_id
         )
         return Response(s.ResolveOut(resolved).data)
+
+
+RESOLVED_FACT = "The fact as `POST /v1/citations/resolve` shows it, first page of evidence."
+
+
+class FactRetractView(LedgerView):
+    @extend_schema(
+        summary="Retract or correct a fact",
+        description=(
+            "Withdraw a fact: its known interval closes and `retraction` records who, when "
+            "and why. With `replacement` (a correction) the fact that is true instead is "
+            "stored as an authored record by the same credential, and "
+            "`retraction.replacement_id` names it. Facts the withdrawn one had closed hold "
+            "again over its span. A fact is retracted once: a second retraction is refused "
+            "and the first stands."
+        ),
+        request=s.RetractIn,
+        responses={
+            200: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
+            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
+            **AUTH_ERRORS,
+            404: error_response("`not_found`: unknown, erased, or another project's ID (alike)."),
+            409: error_response(
+                "`already_retracted`: retracted before (the first retraction stands); "
+                "`fact_not_believed`: a rebuild or a merge already closed it."
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "A correction",
+                request_only=True,
+                value={
+                    "reason": "The user meant Cork, not Dublin.",
+                    "replacement": {"statement": "I moved to Cork in March.", "value": "Cork"},
+                },
+            )
+        ],
+        tags=["fact ledger"],
+    )
+    def post(self, request: Request, fact_id: str) -> Response:
+        project, actor, request_id = self.caller(request)
+        data = s.RetractIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        resolved = fact_retract(
+            project=project,
+            fact_id=parse_fact_id(fact_id),
+            reason=data.validated_data["reason"],
+            replacement=data.replacement_object(),
+            actor=actor,
+            request_id=request_id,
+        )
+        return Response(s.ResolveOut(resolved).data)
+
+
+class FactsView(LedgerView):
+    @extend_schema(
+        summary="Write an authored record",
+        description=(
+            "A person states a fact directly. It is stored as a message of its own and "
+            "placed on the subject's timeline like an extracted fact (a functional "
+            "predicate supersedes the value it follows); its evidence carries "
+            "`authored_by`. A statement of the value already believed adds evidence to "
+            "that fact instead of a second one."
+        ),
+        request=s.AuthoredFactIn,
+        responses={
+            201: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
+            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
+            **AUTH_ERRORS,
+        },
+        examples=[
+            OpenApiExample(
+                "An authored record",
+                request_only=True,
+                value={
+                    "subject": "user-1",
+                    "predicate": "lives_in",
+                    "statement": "Lives in Cork since June.",
+                    "value": "Cork",
+                    "authored_by": "support:ana",
+                    "valid_from": "2026-06-01T00:00:00Z",
+                },
+            )
+        ],
+        tags=["fact ledger"],
+    )
+    def post(self, request: Request) -> Response:
+        project, actor, request_id = self.caller(request)
+        data = s.AuthoredFactIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        resolved = fact_author(
+            project=project,
+            subject_id=data.validated_data["subject"],
+            statement=data.statement_object(),
+            authored_by=data.validated_data["authored_by"],
+            actor=actor,
+            request_id=request_id,
+        )
+        return Response(s.ResolveOut(resolved).data, status=status.HTTP_201_CREATED)

@@ -77,16 +77,27 @@ class IngestResult:
 
 
 @dataclass(frozen=True)
-class _Ingest:
-    """What every change of one ingest shares: where it happens and its known time."""
+class LedgerWrite:
+    """What every change of one write shares: where it happens, its known time, its author.
+
+    ``authored_by`` is set when a person states the facts directly (authored records and
+    corrections): their evidence carries the name instead of an extractor version.
+    """
 
     project: Project
     subject: Subject
     generation: Generation
     now: datetime
+    authored_by: str = ""
+
+    @property
+    def extractor_version(self) -> str:
+        return AUTHORED if self.authored_by else EXTRACTOR_VERSION
 
 
 Change = tuple[Fact, str]
+# The extractor version of evidence a person wrote: no extractor read it.
+AUTHORED = "authored"
 
 
 def observations_ingest(
@@ -106,14 +117,14 @@ def observations_ingest(
         )
         # One writer per subject at a time: supersession reads then writes its timeline.
         Subject.objects.select_for_update().filter(pk=subject.pk).first()
-        ctx = _Ingest(project, subject, _ingest_generation(project), known_now(project, subject))
+        ctx = LedgerWrite(project, subject, ingest_generation(project), known_now(project, subject))
         for index, message in enumerate(messages):
             observation, created = _store_observation(ctx, message, index)
             result.observations.append(StoredObservation(observation, subject_id, created))
             if not created or observation.role != Role.USER:
                 continue
             for extraction in extract(message.text, occurred_at=message.occurred_at):
-                changes.extend(_apply_extraction(ctx, observation, extraction))
+                changes.extend(apply_extraction(ctx, observation, extraction))
         statuses = {
             version.fact_id: version.status
             for version in FactVersion.objects.for_project(project).filter(
@@ -133,7 +144,7 @@ def observations_ingest(
     return result
 
 
-def _ingest_generation(project: Project) -> Generation:
+def ingest_generation(project: Project) -> Generation:
     generation, _ = Generation.objects.for_project(project).get_or_create(
         project=project,
         kind=Generation.Kind.INGEST,
@@ -145,7 +156,9 @@ def _ingest_generation(project: Project) -> Generation:
 # --- storing messages --------------------------------------------------------
 
 
-def _store_observation(ctx: _Ingest, message: MessageIn, index: int) -> tuple[Observation, bool]:
+def _store_observation(
+    ctx: LedgerWrite, message: MessageIn, index: int
+) -> tuple[Observation, bool]:
     content = message.text.encode("utf-8")
     digest = hashlib.sha256(content).hexdigest()
     stored = Observation.objects.for_project(ctx.project).filter(message_id=message.message_id)
@@ -180,7 +193,7 @@ def _check_replay(existing: Observation, subject: Subject, message: MessageIn, d
 
 
 def _create_observation(
-    ctx: _Ingest, message: MessageIn, index: int, content: bytes, digest: str
+    ctx: LedgerWrite, message: MessageIn, index: int, content: bytes, digest: str
 ) -> Observation:
     return Observation.objects.create(
         project=ctx.project,
@@ -200,7 +213,12 @@ def _create_observation(
 
 
 def _add_evidence(
-    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction, *, new: bool = False
+    ctx: LedgerWrite,
+    fact: Fact,
+    observation: Observation,
+    extraction: Extraction,
+    *,
+    new: bool = False,
 ) -> None:
     """Record that ``observation`` supports ``fact`` (once; ``new`` when it cannot yet)."""
     span = {
@@ -216,7 +234,8 @@ def _add_evidence(
         **span,
         project=ctx.project,
         quote_sha256=hashlib.sha256(quote).hexdigest(),
-        extractor_version=EXTRACTOR_VERSION,
+        extractor_version=ctx.extractor_version,
+        authored_by=ctx.authored_by,
         asserted_from=extraction.valid_from,
         asserted_precision=extraction.valid_precision,
         created_at=ctx.now,
@@ -278,8 +297,8 @@ class _Placement:
     restated_later: list[Evidence]  # sources of ``containing`` that restate it after the start
 
 
-def _apply_extraction(
-    ctx: _Ingest, observation: Observation, extraction: Extraction
+def apply_extraction(
+    ctx: LedgerWrite, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     if extraction.cardinality != "one":
         return _apply_many_valued(ctx, observation, extraction)
@@ -297,7 +316,7 @@ def _apply_extraction(
 
 
 def _apply_many_valued(
-    ctx: _Ingest, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """A value among many (likes): more evidence for the open fact with it, or a new fact."""
     # Only the open fact with this value matters: asking the database for it keeps a
@@ -312,7 +331,7 @@ def _apply_many_valued(
     return [(_new_fact(ctx, observation, extraction), "created")]
 
 
-def _place(ctx: _Ingest, observation: Observation, extraction: Extraction) -> _Placement:
+def _place(ctx: LedgerWrite, observation: Observation, extraction: Extraction) -> _Placement:
     """Put the statement among the believed versions, in timeline order (see ``OrderKey``)."""
     start = extraction.valid_from
     new_key = _statement_key(observation, start, extraction.byte_start)
@@ -342,7 +361,7 @@ def _place(ctx: _Ingest, observation: Observation, extraction: Extraction) -> _P
 
 
 def _restate(
-    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, fact: Fact, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """The same claim again, within its validity: more evidence, not a second fact."""
     _add_evidence(ctx, fact, observation, extraction)
@@ -350,7 +369,7 @@ def _restate(
 
 
 def _move_start_earlier(
-    ctx: _Ingest, placement: _Placement, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, placement: _Placement, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """The next fact already has this value: it began earlier than known (a late message).
 
@@ -370,7 +389,7 @@ def _move_start_earlier(
 
 
 def _supersede(
-    ctx: _Ingest, placement: _Placement, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, placement: _Placement, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """A new value: it closes the one holding at its start and is closed by any successor."""
     containing, successor = placement.containing, placement.successor
@@ -400,7 +419,7 @@ def _supersede(
     return changes
 
 
-def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> FactVersion:
+def _split_off(ctx: LedgerWrite, version: FactVersion, sources: list[Evidence]) -> FactVersion:
     """Give ``sources`` (restating ``version``'s value from a later start) a fact of their own.
 
     Called while ``version`` is closed at an earlier point by a new value: the value
@@ -438,11 +457,11 @@ def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> F
     rest.save()
     # The sources now support the new fact; the closed one keeps the sources before the
     # cut. Membership is append-only in known time: the old rows are closed, not moved.
-    _move_evidence(ctx, sources, fact)
+    move_evidence(ctx, sources, fact)
     return rest
 
 
-def _move_evidence(ctx: _Ingest, sources: list[Evidence], fact: Fact) -> None:
+def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None:
     Evidence.objects.for_project(ctx.project).filter(
         pk__in=[e.pk for e in sources], known_until__isnull=True
     ).update(known_until=ctx.now)
@@ -472,6 +491,8 @@ def _statement_of(source: Evidence) -> str:
     """
     observation = source.observation
     text = bytes(observation.content).decode("utf-8")
+    if source.authored_by:
+        return text  # an authored record's message is its statement
     for extraction in extract(text, occurred_at=observation.occurred_at):
         if (extraction.byte_start, extraction.byte_end) == (source.byte_start, source.byte_end):
             return extraction.statement
@@ -480,7 +501,7 @@ def _statement_of(source: Evidence) -> str:
     )
 
 
-def _fact_from(ctx: _Ingest, observation: Observation, extraction: Extraction) -> Fact:
+def _fact_from(ctx: LedgerWrite, observation: Observation, extraction: Extraction) -> Fact:
     return Fact(
         project=ctx.project,
         subject=ctx.subject,
@@ -496,7 +517,7 @@ def _fact_from(ctx: _Ingest, observation: Observation, extraction: Extraction) -
 
 
 def _new_fact(
-    ctx: _Ingest,
+    ctx: LedgerWrite,
     observation: Observation,
     extraction: Extraction,
     *,
