@@ -90,6 +90,9 @@ class RecallIn(serializers.Serializer):
     query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
     limit = StrictIntegerField(min_value=1, max_value=200, default=50)
+    after = serializers.JSONField(
+        required=False, help_text="The previous page's `next`, sent back unchanged."
+    )
 
 
 class ResolveAsOf(serializers.Serializer):
@@ -294,5 +297,64 @@ class ObservationsOut(serializers.Serializer):
     facts = IngestedFactOut(many=True)
 
 
-class RecallOut(serializers.Serializer):
+class FactPageOut(serializers.Serializer):
     facts = FactOut(many=True)
+    next = CursorOut(
+        required=False, help_text="Send back unchanged as `after`; absent on the last page."
+    )
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if body.get("next") is None:
+            body.pop("next", None)
+        return body
+
+
+class RecallOut(FactPageOut):
+    pass
+
+
+class InventoryOut(FactPageOut):
+    pass
+
+
+class DigitsField(serializers.CharField):
+    """A whole number written in a query string: digits only, so "5.0" and "1e3" are refused."""
+
+    default_error_messages = {"invalid": "A whole number is required."}
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        self.min_value, self.max_value = min_value, max_value
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        if not text.isascii() or not text.isdigit():
+            self.fail("invalid")
+        value = int(text)
+        if not self.min_value <= value <= self.max_value:
+            raise serializers.ValidationError(f"Must be from {self.min_value} to {self.max_value}.")
+        return value
+
+
+class InventoryQuery(serializers.Serializer):
+    """The query string of GET /v1/facts; a parameter it does not know is refused."""
+
+    subject = serializers.CharField(max_length=200, required=False)
+    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
+    status = serializers.ChoiceField(choices=list(STATUSES), required=False)
+    limit = DigitsField(min_value=1, max_value=200, required=False, help_text="Default 50.")
+    after = serializers.CharField(
+        required=False, help_text="The previous page's `next.cursor`, unchanged."
+    )
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError(
+                {unknown[0]: f"unknown parameter; the parameters are {', '.join(self.fields)}."}
+            )
+        repeated = [name for name in self.fields if len(data.getlist(name)) > 1]
+        if repeated:
+            raise serializers.ValidationError({repeated[0]: "Give this parameter once."})
+        return super().to_internal_value(data)

@@ -17,6 +17,7 @@ from attest.errors import NotFound
 from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
+from citations.selectors import INVENTORY_DEFAULT_LIMIT
 from citations.services import (
     MessageIn,
     citation_resolve,
@@ -25,6 +26,7 @@ from citations.services import (
 )
 from citations.services.authoring import fact_author
 from citations.services.corrections import fact_retract
+from citations.services.reads import facts_list
 
 AUTH_ERRORS = {
     401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
@@ -134,7 +136,9 @@ class RecallView(LedgerView):
         description=(
             "Facts true now and believed now, unless `as_of` asks for another valid time "
             "(`valid_at`) or known time (`known_at`). With `known_at` alone, `valid_at` "
-            "defaults to it. Optional `predicate` and `query` (text in the statement or value)."
+            "defaults to it. Optional `predicate` and `query` (text in the statement or value). "
+            "At most `limit` facts (default 50, at most 200) a page; send `next` back "
+            "unchanged as `after` for the next page."
         ),
         request=s.RecallIn,
         responses={
@@ -149,7 +153,7 @@ class RecallView(LedgerView):
         data.is_valid(raise_exception=True)
         project, actor, request_id = self.caller(request)
         as_of = data.validated_data.get("as_of") or {}
-        facts = facts_recall(
+        page = facts_recall(
             project=project,
             subject_id=data.validated_data["subject"],
             predicate=data.validated_data.get("predicate"),
@@ -157,10 +161,11 @@ class RecallView(LedgerView):
             valid_at=as_of.get("valid_at"),
             known_at=as_of.get("known_at"),
             limit=data.validated_data["limit"],
+            after=data.validated_data.get("after"),
             actor=actor,
             request_id=request_id,
         )
-        return Response(s.RecallOut({"facts": facts}).data)
+        return Response(s.RecallOut(page).data)
 
 
 class ResolveView(LedgerView):
@@ -247,6 +252,38 @@ class FactRetractView(LedgerView):
 
 
 class FactsView(LedgerView):
+    @extend_schema(
+        summary="Record inventory",
+        description=(
+            "Every fact of the project, newest first, as its latest version shows it "
+            "(retracted and closed facts included), optionally for one `subject`, "
+            "`predicate` or `status`. `limit` facts a page (default 50, at most 200); send "
+            "`next.cursor` back as `after` for the next page."
+        ),
+        parameters=[s.InventoryQuery],
+        responses={
+            200: s.InventoryOut,
+            400: error_response("`invalid_request` (with `details.field`)."),
+            **AUTH_ERRORS,
+        },
+        tags=["fact ledger"],
+    )
+    def get(self, request: Request) -> Response:
+        project, actor, request_id = self.caller(request)
+        query = s.InventoryQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = facts_list(
+            project=project,
+            subject_id=query.validated_data.get("subject"),
+            predicate=query.validated_data.get("predicate"),
+            status=query.validated_data.get("status"),
+            limit=query.validated_data.get("limit", INVENTORY_DEFAULT_LIMIT),
+            after=query.validated_data.get("after"),
+            actor=actor,
+            request_id=request_id,
+        )
+        return Response(s.InventoryOut(page).data)
+
     @extend_schema(
         summary="Write an authored record",
         description=(
