@@ -11,6 +11,7 @@ from attest.admin import ReadOnlyAdmin, ReadOnlyInline
 from attest.errors import AttestError
 from citations import models
 from citations.services import credential_revoke, project_set_suspended
+from citations.services.audit import audit_chain_first_break
 from citations.services.corrections import retraction_record
 
 
@@ -26,9 +27,9 @@ class CredentialInline(ReadOnlyInline):
 
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "created_at", "suspended_at"]
+    list_display = ["name", "created_at", "suspended_at", "audit_chain"]
     search_fields = ["name"]
-    fields = ["name", "created_at", "suspended_at"]
+    fields = ["name", "created_at", "suspended_at", "audit_chain"]
     inlines = [CredentialInline]
     actions = ["suspend", "reinstate"]
 
@@ -47,7 +48,17 @@ class ProjectAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # Suspension goes through the audited actions, not the form.
-        return ["created_at", "suspended_at"]
+        return ["created_at", "suspended_at", "audit_chain"]
+
+    @admin.display(description="audit chain")
+    def audit_chain(self, obj) -> str:
+        """Recomputed on each view, like ``manage.py verify_audit_chain``."""
+        if obj is None or obj.pk is None:
+            return "-"
+        first_break = audit_chain_first_break(project=obj)
+        if first_break is None:
+            return "intact"
+        return f"BROKEN at event {first_break.seq}: {first_break.reason}"
 
 
 @admin.register(models.Credential)
@@ -193,7 +204,15 @@ class RetractionAdmin(ReadOnlyAdmin):
 
 @admin.register(models.AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = ["seq", "project", "operation", "actor", "source_count", "created_at"]
+    list_display = [
+        "seq",
+        "project",
+        "operation",
+        "outcome",
+        "actor",
+        "source_count",
+        "created_at",
+    ]
     list_select_related = ["project"]
-    list_filter = ["operation"]
+    list_filter = ["operation", "outcome"]
     search_fields = ["request_id", "actor"]

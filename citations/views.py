@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 from django.conf import settings
@@ -9,11 +10,12 @@ from django_ratelimit.core import is_ratelimited
 from django_ratelimit.exceptions import Ratelimited
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from attest.errors import NotFound
+from attest.errors import AttestError, NotFound
 from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
@@ -24,9 +26,12 @@ from citations.services import (
     facts_recall,
     observations_ingest,
 )
+from citations.services.audit import audit_failure
 from citations.services.authoring import fact_author
 from citations.services.corrections import fact_retract
 from citations.services.reads import facts_list
+
+logger = logging.getLogger("attest.citations")
 
 AUTH_ERRORS = {
     401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
@@ -67,8 +72,59 @@ class LedgerView(APIView):
         """(project, actor for the audit log, request ID) of an authenticated request."""
         return request.user.project, request.user.actor, getattr(request, "request_id", "")
 
+    # The audit operation of each method: a refused or failed call is recorded under it.
+    operations: dict[str, str] = {}
+
+    def audited_ids(self, request: Request) -> list[str]:
+        """The IDs a failed call named, when they are well-formed IDs (never free text)."""
+        return []
+
+    def handle_exception(self, exc: Exception) -> Response:
+        self._audit_failure(exc)
+        return super().handle_exception(exc)
+
+    def _audit_failure(self, exc: Exception) -> None:
+        # Only calls that reached the operation: without a project there is no chain, and
+        # a throttled call did nothing (recording each one would let a flood fill the log).
+        principal = getattr(self.request, "_user", None)
+        project = getattr(principal, "project", None)
+        operation = self.operations.get(self.request.method)
+        if project is None or operation is None or isinstance(exc, Ratelimited):
+            return
+        try:
+            audit_failure(
+                project=project,
+                operation=operation,
+                actor=principal.actor,
+                object_ids=self.audited_ids(self.request),
+                outcome=failure_code(exc),
+                request_id=getattr(self.request, "request_id", ""),
+            )
+        except Exception:  # the original error is what the client must see
+            logger.exception("could not audit a failed %s", operation)
+
+
+def failure_code(exc: Exception) -> str:
+    """The error code the client is shown for ``exc`` (server_error for the unexpected)."""
+    if isinstance(exc, AttestError):
+        return exc.code
+    if isinstance(exc, ValidationError):
+        return "invalid_request"
+    if isinstance(exc, APIException):
+        return str(exc.default_code)
+    return "server_error"
+
+
+def _uuid_or_nothing(raw: object) -> list[str]:
+    try:
+        return [str(uuid.UUID(raw))] if isinstance(raw, str) else []
+    except ValueError:
+        return []
+
 
 class ObservationsView(LedgerView):
+    operations = {"POST": "observations.ingest"}
+
     @extend_schema(
         summary="Ingest messages",
         description=(
@@ -131,6 +187,8 @@ class ObservationsView(LedgerView):
 
 
 class RecallView(LedgerView):
+    operations = {"POST": "facts.recall"}
+
     @extend_schema(
         summary="Recall facts about a subject",
         description=(
@@ -169,6 +227,12 @@ class RecallView(LedgerView):
 
 
 class ResolveView(LedgerView):
+    operations = {"POST": "citation.resolve"}
+
+    def audited_ids(self, request: Request) -> list[str]:
+        data = request.data if isinstance(request.data, dict) else {}
+        return _uuid_or_nothing(data.get("id"))
+
     @extend_schema(
         summary="Resolve a citation",
         description=(
@@ -203,6 +267,11 @@ RESOLVED_FACT = "The fact as `POST /v1/citations/resolve` shows it, first page o
 
 
 class FactRetractView(LedgerView):
+    operations = {"POST": "fact.retract"}
+
+    def audited_ids(self, request: Request) -> list[str]:
+        return _uuid_or_nothing(self.kwargs.get("fact_id"))
+
     @extend_schema(
         summary="Retract or correct a fact",
         description=(
@@ -252,6 +321,8 @@ class FactRetractView(LedgerView):
 
 
 class FactsView(LedgerView):
+    operations = {"GET": "facts.list", "POST": "fact.author"}
+
     @extend_schema(
         summary="Record inventory",
         description=(

@@ -118,3 +118,22 @@ def test_the_fact_page_stays_read_only_for_staff(staff, ledger):
     fact_id = response.json()["facts"][0]["id"]
     page = staff.get(reverse("admin:citations_fact_change", args=[fact_id]))
     assert b'name="statement"' not in page.content
+
+
+def test_the_project_list_shows_each_chain_status(staff, ledger):
+    from citations.models import AuditEvent
+
+    ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:00:00Z"))
+    url = reverse("admin:citations_project_changelist")
+    assert b"intact" in staff.get(url).content
+    last = AuditEvent.objects.get(project=ledger.project)
+    AuditEvent.objects.create(
+        project=ledger.project,
+        seq=2,
+        operation="x",
+        actor="x",
+        created_at=last.created_at,
+        prev_hash="0" * 64,
+        hash="e" * 64,
+    )
+    assert b"BROKEN at event 2" in staff.get(url).content
