@@ -20,6 +20,8 @@ BAD_REQUEST = error_response("`invalid_request` (with `details.field`) or `inval
 
 
 class RebuildsView(LedgerView):
+    operations = {"POST": "rebuild.request"}
+
     @extend_schema(
         summary="Rebuild facts from stored messages",
         description=(
@@ -65,6 +67,11 @@ class RebuildsView(LedgerView):
 
 
 class RebuildView(LedgerView):
+    operations = {"GET": "rebuild.get"}
+
+    def audited_ids(self, request: Request) -> list[str]:
+        return [str(self.kwargs["generation_id"])]
+
     @extend_schema(
         summary="Follow a rebuild",
         description="The rebuild's generation, its progress, and its counts once `done`.",
@@ -84,6 +91,8 @@ class RebuildView(LedgerView):
 
 
 class ErasuresView(LedgerView):
+    operations = {"POST": "erasure.request"}
+
     @extend_schema(
         summary="Erase a message or a whole subject",
         description=(
@@ -123,6 +132,8 @@ class ErasuresView(LedgerView):
 
 
 class SubjectExportView(LedgerView):
+    operations = {"GET": "subject.export"}
+
     @extend_schema(
         summary="Export everything about a subject",
         description=(

@@ -384,6 +384,10 @@ class AuditEvent(models.Model):
     object_ids = models.JSONField(default=list)
     source_count = models.PositiveIntegerField(default=0)
     request_id = models.CharField(max_length=128, blank=True)
+    # "ok", or the error code the operation was refused with (a 404 probe, a 500).
+    # Null on events written before outcomes were kept; nullable so that adding it
+    # did not rebuild the table (SQLite would have dropped the append-only triggers).
+    outcome = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)

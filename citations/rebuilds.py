@@ -32,7 +32,7 @@ from citations.models import (
     Subject,
 )
 from citations.services.audit import audit_record
-from citations.services.ingest import extraction_apply
+from citations.services.ingest import LedgerWrite, apply_extraction
 from citations.services.timeline import known_now
 
 # (observation ID, byte_start, byte_end): one extracted claim in one message.
@@ -121,13 +121,8 @@ def _replay(
             span = (observation.pk, extraction.byte_start, extraction.byte_end)
             if span in withdrawn or not keep(observation, extraction):
                 continue
-            extraction_apply(
-                project=project,
-                subject=subject,
-                generation=generation,
-                observation=observation,
-                extraction=extraction,
-                now=now,
+            apply_extraction(
+                LedgerWrite(project, subject, generation, now), observation, extraction
             )
 
 

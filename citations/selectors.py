@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from attest.errors import AttestError, NotFound
-from citations.cursor import BadCursor, decode_cursor, encode_cursor
+from attest.errors import AttestError, InvalidRequest, NotFound
+from citations.cursor import BadCursor, next_page, position_after
 from citations.extract.intervals import Interval, status_as_of
 from citations.models import Evidence, Fact, FactVersion, Observation, Project, Retraction, Subject
 
@@ -155,11 +156,7 @@ class ResolvedCitation(FactView):
     """One page of a fact's evidence, and the cursor of the next page if there is one."""
 
     evidence: list[VerifiedEvidence]
-    next_cursor: str | None
-
-    @property
-    def next(self) -> dict[str, str] | None:
-        return {"cursor": self.next_cursor} if self.next_cursor else None
+    next: dict[str, str] | None
 
     @property
     def source_count(self) -> int:
@@ -186,24 +183,14 @@ def _parse_limit(raw: Any) -> int:
 
 
 def _parse_after(raw: Any, scope: str) -> int:
-    if raw is None:
-        return 0
-    token = raw.get("cursor") if isinstance(raw, dict) else raw
-    if not isinstance(token, str):
-        raise InvalidCitation(
-            "after must be the next value of the previous page, unchanged.",
-            details={"field": "after"},
-        )
     try:
-        position = decode_cursor(token, scope=scope)
+        position = position_after(raw, scope=scope, shape=(int,))
     except BadCursor:
         raise InvalidCitation(
             "after must be the next value of the previous page, unchanged.",
             details={"field": "after"},
         ) from None
-    if len(position) != 1 or not isinstance(position[0], int):
-        raise InvalidCitation(details={"field": "after"})
-    return position[0]
+    return 0 if position is None else position[0]
 
 
 def _char_start(content: bytes, index: int) -> int:
@@ -323,7 +310,7 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
         last_id = evidence.pk
     next_cursor = None
     if len(page) < len(rows):
-        next_cursor = encode_cursor(scope=scope, position=[last_id])
+        next_cursor = next_page(scope=scope, position=[last_id])
     view = fact_view(version, known_at=known_at)
     return ResolvedCitation(
         view.fact, view.version, view.status, view.known, view.retraction, page, next_cursor
@@ -331,6 +318,20 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
 
 
 # --- recall ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FactPage:
+    """A page of facts and the ``next`` object when there are more."""
+
+    facts: list[FactView]
+    next: dict[str, str] | None = None
+
+
+def _bad_after(exc: BadCursor) -> InvalidRequest:
+    return InvalidRequest(
+        "after must be the next value of the previous page, unchanged.", field="after"
+    )
 
 
 def recall_facts(
@@ -342,12 +343,21 @@ def recall_facts(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     limit: int = 50,
-) -> list[FactView]:
-    """Facts about a subject true at ``valid_at`` as believed at ``known_at``.
+    after: Any = None,
+) -> FactPage:
+    """Facts about a subject true at ``valid_at`` as believed at ``known_at``, a page at a time.
 
     Both default to now; a ``known_at`` alone also sets ``valid_at`` (what was believed
-    true at that time). An end date recorded after ``known_at`` is not shown.
+    true at that time). An end date recorded after ``known_at`` is not shown. Pages go
+    by predicate, then latest start first.
     """
+    scope = "recall:" + json.dumps(
+        [subject_id, predicate, query, iso_utc(valid_at), iso_utc(known_at)]
+    )
+    try:
+        position = position_after(after, scope=scope, shape=(str, str, str))
+    except BadCursor as exc:
+        raise _bad_after(exc) from None
     now = timezone.now()
     as_of_known = known_at is not None
     known_at = known_at or now
@@ -358,7 +368,7 @@ def recall_facts(
         .first()
     )
     if subject is None:
-        return []
+        return FactPage([])
     versions = (
         FactVersion.objects.for_project(project)
         .filter(subject=subject, known_from__lte=known_at, valid_from__lte=valid_at)
@@ -374,14 +384,76 @@ def recall_facts(
         versions = versions.filter(
             Q(fact__statement__icontains=query) | Q(fact__value__icontains=query)
         )
-    facts = []
+    if position is not None:
+        last_predicate, last_from, last_id = position
+        last_from = parse_datetime(last_from)
+        versions = versions.filter(
+            Q(predicate__gt=last_predicate)
+            | Q(predicate=last_predicate, valid_from__lt=last_from)
+            | Q(predicate=last_predicate, valid_from=last_from, fact_id__gt=last_id)
+        )
+    facts: list[FactView] = []
     for version in versions.iterator(chunk_size=200):
         # The database filter is inclusive on both ends; the interval rules are exact.
         if not (
             version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
         ):
             continue
+        if len(facts) == limit:
+            last = facts[-1].version
+            return FactPage(
+                facts,
+                next_page(
+                    scope=scope,
+                    position=[last.predicate, iso_utc(last.valid_from), str(last.fact_id)],
+                ),
+            )
         facts.append(fact_view(version, known_at=known_at if as_of_known else None))
-        if len(facts) >= limit:
-            break
-    return facts
+    return FactPage(facts)
+
+
+INVENTORY_DEFAULT_LIMIT = 50
+INVENTORY_MAX_LIMIT = 200
+
+
+def facts_inventory(
+    *,
+    project: Project,
+    subject_id: str | None = None,
+    predicate: str | None = None,
+    status: str | None = None,
+    limit: int = INVENTORY_DEFAULT_LIMIT,
+    after: Any = None,
+) -> FactPage:
+    """Every fact of the project as its latest version shows it, newest first, a page at a time."""
+    scope = "facts:" + json.dumps([subject_id, predicate, status])
+    try:
+        position = position_after(after, scope=scope, shape=(str, str))
+    except BadCursor as exc:
+        raise _bad_after(exc) from None
+    later = FactVersion.objects.filter(fact=OuterRef("fact"), seq__gt=OuterRef("seq"))
+    versions = (
+        FactVersion.objects.for_project(project)
+        .filter(~Exists(later), fact__erased_at__isnull=True, subject__erased_at__isnull=True)
+        .select_related("fact", "fact__subject", "retraction")
+        .order_by("-fact__created_at", "-fact_id")
+    )
+    if subject_id is not None:
+        versions = versions.filter(subject__external_id=subject_id)
+    if predicate is not None:
+        versions = versions.filter(predicate=predicate)
+    if status is not None:
+        versions = versions.filter(status=status)
+    if position is not None:
+        created_at, fact_id = parse_datetime(position[0]), position[1]
+        versions = versions.filter(
+            Q(fact__created_at__lt=created_at) | Q(fact__created_at=created_at, fact_id__lt=fact_id)
+        )
+    rows = list(versions[: limit + 1])
+    page = [fact_view(version) for version in rows[:limit]]
+    if len(rows) <= limit:
+        return FactPage(page)
+    last = page[-1].fact
+    return FactPage(
+        page, next_page(scope=scope, position=[last.created_at.isoformat(), str(last.pk)])
+    )

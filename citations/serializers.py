@@ -13,6 +13,7 @@ from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
 from citations.models import Role
 from citations.selectors import iso_utc
+from citations.services.authoring import AuthoredStatement
 
 MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
@@ -89,6 +90,9 @@ class RecallIn(serializers.Serializer):
     query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
     limit = StrictIntegerField(min_value=1, max_value=200, default=50)
+    after = serializers.JSONField(
+        required=False, help_text="The previous page's `next`, sent back unchanged."
+    )
 
 
 class ResolveAsOf(serializers.Serializer):
@@ -107,6 +111,64 @@ class ResolveIn(serializers.Serializer):
         required=False,
         help_text="The fact and its sources as the ledger believed them at `known_at`.",
     )
+
+
+class StatementIn(serializers.Serializer):
+    """A fact as a person states it (an authored record, or a correction's replacement)."""
+
+    predicate = StrictChoiceField(choices=sorted(PREDICATES))
+    statement = StrictCharField(max_length=2000)
+    value = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="What the fact says, such as a city; by default the statement itself.",
+    )
+    valid_from = InstantField(required=False, help_text="Default: now.")
+    valid_until = InstantField(required=False, help_text="Default: open.")
+    role = StrictChoiceField(choices=Role.values, default=Role.USER)
+
+    def validate(self, attrs):
+        start, end = attrs.get("valid_from"), attrs.get("valid_until")
+        if start is not None and end is not None and end <= start:
+            raise serializers.ValidationError({"valid_until": "Must come after valid_from."})
+        return attrs
+
+    def statement_object(self) -> AuthoredStatement:
+        return authored_statement(self.validated_data)
+
+
+def authored_statement(data: dict) -> AuthoredStatement:
+    return AuthoredStatement(
+        predicate=data.get("predicate", ""),
+        statement=data["statement"],
+        value=data.get("value", ""),
+        valid_from=data.get("valid_from"),
+        valid_until=data.get("valid_until"),
+        role=data["role"],
+    )
+
+
+class AuthoredFactIn(StatementIn):
+    subject = StrictCharField(max_length=200)
+    authored_by = StrictCharField(max_length=200, help_text="Who states it: a name or handle.")
+
+
+class ReplacementIn(StatementIn):
+    predicate = StrictChoiceField(
+        choices=sorted(PREDICATES), required=False, help_text="Default: the retracted fact's."
+    )
+    valid_from = InstantField(required=False, help_text="Default: the retracted fact's.")
+
+
+class RetractIn(serializers.Serializer):
+    reason = StrictCharField(max_length=2000, help_text="Why the fact is withdrawn.")
+    replacement = ReplacementIn(
+        required=False, help_text="A correction: the fact that is true instead."
+    )
+
+    def replacement_object(self) -> AuthoredStatement | None:
+        replacement = self.validated_data.get("replacement")
+        return authored_statement(replacement) if replacement is not None else None
 
 
 # --- responses: the views render the selectors' objects through these -------------
@@ -134,9 +196,12 @@ IntervalOut._declared_fields["from"] = UtcTimeField(source="start")
 
 class RetractionOut(serializers.Serializer):
     id = serializers.UUIDField()
-    retracted_by = serializers.CharField()
+    retracted_by = serializers.CharField(help_text="Who withdrew the fact.")
     retracted_at = UtcTimeField()
-    replacement_id = serializers.UUIDField(allow_null=True)
+    reason = serializers.CharField(help_text="Why, as the person gave it.")
+    replacement_id = serializers.UUIDField(
+        allow_null=True, help_text="The fact that replaces it (a correction), or null."
+    )
 
 
 class FactOut(serializers.Serializer):
@@ -232,5 +297,64 @@ class ObservationsOut(serializers.Serializer):
     facts = IngestedFactOut(many=True)
 
 
-class RecallOut(serializers.Serializer):
+class FactPageOut(serializers.Serializer):
     facts = FactOut(many=True)
+    next = CursorOut(
+        required=False, help_text="Send back unchanged as `after`; absent on the last page."
+    )
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if body.get("next") is None:
+            body.pop("next", None)
+        return body
+
+
+class RecallOut(FactPageOut):
+    pass
+
+
+class InventoryOut(FactPageOut):
+    pass
+
+
+class DigitsField(serializers.CharField):
+    """A whole number written in a query string: digits only, so "5.0" and "1e3" are refused."""
+
+    default_error_messages = {"invalid": "A whole number is required."}
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        self.min_value, self.max_value = min_value, max_value
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        if not text.isascii() or not text.isdigit():
+            self.fail("invalid")
+        value = int(text)
+        if not self.min_value <= value <= self.max_value:
+            raise serializers.ValidationError(f"Must be from {self.min_value} to {self.max_value}.")
+        return value
+
+
+class InventoryQuery(serializers.Serializer):
+    """The query string of GET /v1/facts; a parameter it does not know is refused."""
+
+    subject = serializers.CharField(max_length=200, required=False)
+    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
+    status = serializers.ChoiceField(choices=list(STATUSES), required=False)
+    limit = DigitsField(min_value=1, max_value=200, required=False, help_text="Default 50.")
+    after = serializers.CharField(
+        required=False, help_text="The previous page's `next.cursor`, unchanged."
+    )
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError(
+                {unknown[0]: f"unknown parameter; the parameters are {', '.join(self.fields)}."}
+            )
+        repeated = [name for name in self.fields if len(data.getlist(name)) > 1]
+        if repeated:
+            raise serializers.ValidationError({repeated[0]: "Give this parameter once."})
+        return super().to_internal_value(data)

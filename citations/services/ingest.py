@@ -77,16 +77,27 @@ class IngestResult:
 
 
 @dataclass(frozen=True)
-class _Ingest:
-    """What every change of one ingest shares: where it happens and its known time."""
+class LedgerWrite:
+    """What every change of one write shares: where it happens, its known time, its author.
+
+    ``authored_by`` is set when a person states the facts directly (authored records and
+    corrections): their evidence carries the name instead of an extractor version.
+    """
 
     project: Project
     subject: Subject
     generation: Generation
     now: datetime
+    authored_by: str = ""
+
+    @property
+    def extractor_version(self) -> str:
+        return AUTHORED if self.authored_by else EXTRACTOR_VERSION
 
 
 Change = tuple[Fact, str]
+# The extractor version of evidence a person wrote: no extractor read it.
+AUTHORED = "authored"
 
 
 def observations_ingest(
@@ -110,14 +121,14 @@ def observations_ingest(
         if subject.erased_at is not None:
             # An erased subject's tombstone: nothing new is written under its ID.
             raise NotFound("No subject with this ID exists in this project.")
-        ctx = _Ingest(project, subject, _ingest_generation(project), known_now(project, subject))
+        ctx = LedgerWrite(project, subject, ingest_generation(project), known_now(project, subject))
         for index, message in enumerate(messages):
             observation, created = _store_observation(ctx, message, index)
             result.observations.append(StoredObservation(observation, subject_id, created))
             if not created or observation.role != Role.USER:
                 continue
             for extraction in extract(message.text, occurred_at=message.occurred_at):
-                changes.extend(_apply_extraction(ctx, observation, extraction))
+                changes.extend(apply_extraction(ctx, observation, extraction))
         statuses = {
             version.fact_id: version.status
             for version in FactVersion.objects.for_project(project).filter(
@@ -137,7 +148,7 @@ def observations_ingest(
     return result
 
 
-def _ingest_generation(project: Project) -> Generation:
+def ingest_generation(project: Project) -> Generation:
     generation, _ = Generation.objects.for_project(project).get_or_create(
         project=project,
         kind=Generation.Kind.INGEST,
@@ -149,7 +160,9 @@ def _ingest_generation(project: Project) -> Generation:
 # --- storing messages --------------------------------------------------------
 
 
-def _store_observation(ctx: _Ingest, message: MessageIn, index: int) -> tuple[Observation, bool]:
+def _store_observation(
+    ctx: LedgerWrite, message: MessageIn, index: int
+) -> tuple[Observation, bool]:
     content = message.text.encode("utf-8")
     digest = hashlib.sha256(content).hexdigest()
     stored = Observation.objects.for_project(ctx.project).filter(message_id=message.message_id)
@@ -187,7 +200,7 @@ def _check_replay(existing: Observation, subject: Subject, message: MessageIn, d
 
 
 def _create_observation(
-    ctx: _Ingest, message: MessageIn, index: int, content: bytes, digest: str
+    ctx: LedgerWrite, message: MessageIn, index: int, content: bytes, digest: str
 ) -> Observation:
     return Observation.objects.create(
         project=ctx.project,
@@ -207,7 +220,12 @@ def _create_observation(
 
 
 def _add_evidence(
-    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction, *, new: bool = False
+    ctx: LedgerWrite,
+    fact: Fact,
+    observation: Observation,
+    extraction: Extraction,
+    *,
+    new: bool = False,
 ) -> None:
     """Record that ``observation`` supports ``fact`` (once; ``new`` when it cannot yet)."""
     span = {
@@ -223,7 +241,8 @@ def _add_evidence(
         **span,
         project=ctx.project,
         quote_sha256=hashlib.sha256(quote).hexdigest(),
-        extractor_version=EXTRACTOR_VERSION,
+        extractor_version=ctx.extractor_version,
+        authored_by=ctx.authored_by,
         asserted_from=extraction.valid_from,
         asserted_precision=extraction.valid_precision,
         created_at=ctx.now,
@@ -285,8 +304,8 @@ class _Placement:
     restated_later: list[Evidence]  # sources of ``containing`` that restate it after the start
 
 
-def _apply_extraction(
-    ctx: _Ingest, observation: Observation, extraction: Extraction
+def apply_extraction(
+    ctx: LedgerWrite, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     if extraction.cardinality != "one":
         return _apply_many_valued(ctx, observation, extraction)
@@ -304,7 +323,7 @@ def _apply_extraction(
 
 
 def _apply_many_valued(
-    ctx: _Ingest, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """A value among many (likes): more evidence for the open fact with it, or a new fact."""
     # Only the open fact with this value matters: asking the database for it keeps a
@@ -319,7 +338,7 @@ def _apply_many_valued(
     return [(_new_fact(ctx, observation, extraction), "created")]
 
 
-def _place(ctx: _Ingest, observation: Observation, extraction: Extraction) -> _Placement:
+def _place(ctx: LedgerWrite, observation: Observation, extraction: Extraction) -> _Placement:
     """Put the statement among the believed versions, in timeline order (see ``OrderKey``)."""
     start = extraction.valid_from
     new_key = _statement_key(observation, start, extraction.byte_start)
@@ -349,7 +368,7 @@ def _place(ctx: _Ingest, observation: Observation, extraction: Extraction) -> _P
 
 
 def _restate(
-    ctx: _Ingest, fact: Fact, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, fact: Fact, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """The same claim again, within its validity: more evidence, not a second fact."""
     _add_evidence(ctx, fact, observation, extraction)
@@ -357,7 +376,7 @@ def _restate(
 
 
 def _move_start_earlier(
-    ctx: _Ingest, placement: _Placement, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, placement: _Placement, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """The next fact already has this value: it began earlier than known (a late message).
 
@@ -377,7 +396,7 @@ def _move_start_earlier(
 
 
 def _supersede(
-    ctx: _Ingest, placement: _Placement, observation: Observation, extraction: Extraction
+    ctx: LedgerWrite, placement: _Placement, observation: Observation, extraction: Extraction
 ) -> list[Change]:
     """A new value: it closes the one holding at its start and is closed by any successor."""
     containing, successor = placement.containing, placement.successor
@@ -407,7 +426,7 @@ def _supersede(
     return changes
 
 
-def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> FactVersion:
+def _split_off(ctx: LedgerWrite, version: FactVersion, sources: list[Evidence]) -> FactVersion:
     """Give ``sources`` (restating ``version``'s value from a later start) a fact of their own.
 
     Called while ``version`` is closed at an earlier point by a new value: the value
@@ -445,11 +464,11 @@ def _split_off(ctx: _Ingest, version: FactVersion, sources: list[Evidence]) -> F
     rest.save()
     # The sources now support the new fact; the closed one keeps the sources before the
     # cut. Membership is append-only in known time: the old rows are closed, not moved.
-    _move_evidence(ctx, sources, fact)
+    move_evidence(ctx, sources, fact)
     return rest
 
 
-def _move_evidence(ctx: _Ingest, sources: list[Evidence], fact: Fact) -> None:
+def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None:
     Evidence.objects.for_project(ctx.project).filter(
         pk__in=[e.pk for e in sources], known_until__isnull=True
     ).update(known_until=ctx.now)
@@ -479,6 +498,8 @@ def _statement_of(source: Evidence) -> str:
     """
     observation = source.observation
     text = bytes(observation.content).decode("utf-8")
+    if source.authored_by:
+        return text  # an authored record's message is its statement
     for extraction in extract(text, occurred_at=observation.occurred_at):
         if (extraction.byte_start, extraction.byte_end) == (source.byte_start, source.byte_end):
             return extraction.statement
@@ -487,7 +508,7 @@ def _statement_of(source: Evidence) -> str:
     )
 
 
-def _fact_from(ctx: _Ingest, observation: Observation, extraction: Extraction) -> Fact:
+def _fact_from(ctx: LedgerWrite, observation: Observation, extraction: Extraction) -> Fact:
     return Fact(
         project=ctx.project,
         subject=ctx.subject,
@@ -503,7 +524,7 @@ def _fact_from(ctx: _Ingest, observation: Observation, extraction: Extraction) -
 
 
 def _new_fact(
-    ctx: _Ingest,
+    ctx: LedgerWrite,
     observation: Observation,
     extraction: Extraction,
     *,
@@ -525,16 +546,3 @@ def _new_fact(
     )
     _add_evidence(ctx, fact, observation, extraction, new=True)
     return fact
-
-
-def extraction_apply(
-    *,
-    project: Project,
-    subject: Subject,
-    generation: Generation,
-    observation: Observation,
-    extraction: Extraction,
-    now: datetime,
-) -> list[Change]:
-    """Apply one extraction of a stored message in ``generation``: what rebuilds replay."""
-    return _apply_extraction(_Ingest(project, subject, generation, now), observation, extraction)

@@ -10,7 +10,14 @@ from typing import Any
 from django.db import connection, transaction
 
 from citations.models import Project
-from citations.selectors import FactView, ResolvedCitation, recall_facts, resolve_fact
+from citations.selectors import (
+    INVENTORY_DEFAULT_LIMIT,
+    FactPage,
+    ResolvedCitation,
+    facts_inventory,
+    recall_facts,
+    resolve_fact,
+)
 from citations.services.audit import audit_record
 
 
@@ -60,11 +67,12 @@ def facts_recall(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     limit: int = 50,
+    after: Any = None,
     request_id: str = "",
-) -> list[FactView]:
+) -> FactPage:
     """Recall facts (see selectors.recall_facts) and audit which IDs were returned."""
     with transaction.atomic():
-        facts = recall_facts(
+        page = recall_facts(
             project=project,
             subject_id=subject_id,
             predicate=predicate,
@@ -72,13 +80,47 @@ def facts_recall(
             valid_at=valid_at,
             known_at=known_at,
             limit=limit,
+            after=after,
         )
         audit_record(
             project=project,
             operation="facts.recall",
             actor=actor,
-            object_ids=[str(fact.id) for fact in facts],
-            source_count=len(facts),
+            object_ids=[str(fact.id) for fact in page.facts],
+            source_count=len(page.facts),
             request_id=request_id,
         )
-    return facts
+    return page
+
+
+def facts_list(
+    *,
+    project: Project,
+    actor: str,
+    subject_id: str | None = None,
+    predicate: str | None = None,
+    status: str | None = None,
+    limit: int = INVENTORY_DEFAULT_LIMIT,
+    after: Any = None,
+    request_id: str = "",
+) -> FactPage:
+    """The record inventory (see selectors.facts_inventory), audited like recall."""
+    with read_snapshot():
+        page = facts_inventory(
+            project=project,
+            subject_id=subject_id,
+            predicate=predicate,
+            status=status,
+            limit=limit,
+            after=after,
+        )
+    with transaction.atomic():
+        audit_record(
+            project=project,
+            operation="facts.list",
+            actor=actor,
+            object_ids=[str(fact.id) for fact in page.facts],
+            source_count=len(page.facts),
+            request_id=request_id,
+        )
+    return page

@@ -133,6 +133,15 @@ def test_erasure_is_audited_without_content(ledger):
     assert AuditEvent.objects.filter(operation="erasure.subject").count() == 1
 
 
+def test_a_refused_erasure_is_audited_too(ledger):
+    _erase(ledger, subject="nobody")
+    _erase(ledger, subject=7)
+    outcomes = list(
+        AuditEvent.objects.filter(operation="erasure.request").values_list("outcome", flat=True)
+    )
+    assert outcomes == ["not_found", "invalid_request"]
+
+
 def test_another_project_cannot_erase(ledger, other_ledger):
     ledger.ingest("u", ("m1", f"I live in {SECRET_PLACE}.", "2026-03-04T10:00:00Z"))
     _assert_not_found(_erase(other_ledger, subject="u", message_id="m1"))

@@ -70,3 +70,22 @@ def test_the_check_refuses_a_field_the_schema_does_not_document(ledger, schema):
     response.json()["facts"][0]["confidence"] = 0.9  # the parsed body is cached: edit it
     with pytest.raises(AssertionError, match="confidence"):
         assert_matches_schema(schema, "/v1/observations", "post", response)
+
+
+def test_authored_retracted_and_conflict_responses_match_the_schema(ledger, schema):
+    authored = ledger.client.post(
+        "/v1/facts",
+        {"subject": "u", "predicate": "likes", "statement": "Likes tea.", "authored_by": "ana"},
+        format="json",
+    )
+    assert authored.status_code == 201
+    assert_matches_schema(schema, "/v1/facts", "post", authored)
+    path = f"/v1/facts/{authored.json()['id']}/retract"
+    body = {"reason": "no", "replacement": {"statement": "Likes coffee.", "value": "coffee"}}
+    retracted = ledger.client.post(path, body, format="json")
+    assert retracted.status_code == 200
+    assert retracted.json()["retraction"]["replacement_id"]
+    assert_matches_schema(schema, "/v1/facts/{fact_id}/retract", "post", retracted)
+    again = ledger.client.post(path, body, format="json")
+    assert again.status_code == 409
+    assert_matches_schema(schema, "/v1/facts/{fact_id}/retract", "post", again)

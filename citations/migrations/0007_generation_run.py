@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("citations", "0005_evidence_known_time"),
+        ("citations", "0006_auditevent_outcome"),
     ]
 
     operations = [
