@@ -291,9 +291,10 @@ def rebuild_subject(*, generation: Generation, subject: Subject) -> SubjectRebui
             subject,
             generation,
             _timeline_order(
-                Observation.objects.for_project(project).filter(
-                    subject=subject, erased_at__isnull=True, role=Role.USER
-                )
+                Observation.objects.for_project(project)
+                .filter(subject=subject, erased_at__isnull=True, role=Role.USER)
+                # A person's own statement (an authored record) is not a message to read.
+                .exclude(evidence__authored_by__gt="")
             ).iterator(chunk_size=500),
             lambda message, extraction: True,
             now,

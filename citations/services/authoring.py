@@ -9,7 +9,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from attest.errors import InvalidRequest
+from attest.errors import InvalidRequest, NotFound
 from citations.extract.extractor import PREDICATES, Extraction, value_key
 from citations.models import Fact, FactVersion, Observation, Project, Role, Subject
 from citations.selectors import ResolvedCitation, resolve_fact
@@ -34,7 +34,11 @@ def locked_subject(project: Project, subject_id: str) -> Subject:
     subject, _ = Subject.objects.for_project(project).get_or_create(
         project=project, external_id=subject_id, defaults={}
     )
-    return Subject.objects.select_for_update().get(pk=subject.pk)
+    locked = Subject.objects.select_for_update().get(pk=subject.pk)
+    if locked.erased_at is not None:
+        # An erased subject's tombstone: nothing new is written under its ID.
+        raise NotFound("No subject with this ID exists in this project.")
+    return locked
 
 
 def write_authored(ctx: LedgerWrite, statement: AuthoredStatement) -> Fact:

@@ -161,3 +161,46 @@ def test_malformed_erasures_name_the_field(ledger, body, field):
     response = _erase(ledger, **body)
     assert response.status_code == 400
     assert response.json()["error"]["details"]["field"] == field
+
+
+def test_erased_facts_leave_the_inventory_and_cannot_be_retracted(ledger):
+    ledger.ingest(
+        "u",
+        ("m1", f"I live in {SECRET_PLACE}.", "2026-03-04T10:00:00Z"),
+        ("m2", "I like tea.", "2026-03-05T10:00:00Z"),
+    )
+    secret = next(f["id"] for f in _facts(ledger) if f["predicate"] == "lives_in")
+    listed = lambda: [f["id"] for f in ledger.client.get("/v1/facts").json()["facts"]]  # noqa: E731
+    assert secret in listed()
+
+    _erase(ledger, subject="u", message_id="m1")
+
+    assert secret not in listed() and len(listed()) == 1
+    retract = ledger.client.post(f"/v1/facts/{secret}/retract", {"reason": "x"}, format="json")
+    _assert_not_found(retract)
+
+
+def test_erasing_a_subject_takes_authored_records_and_retraction_reasons(ledger):
+    ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:00:00Z"))
+    tea = _facts(ledger)[0]["id"]
+    retracted = ledger.client.post(
+        f"/v1/facts/{tea}/retract",
+        {"reason": f"They never liked it, said {SECRET_PLACE}."},
+        format="json",
+    )
+    assert retracted.status_code == 200, retracted.content
+    authored = {
+        "subject": "u",
+        "predicate": "lives_in",
+        "statement": "Lives in Bramblefoot Close.",
+        "value": "Bramblefoot Close",
+        "authored_by": "support:ana",
+    }
+    assert ledger.client.post("/v1/facts", authored, format="json").status_code == 201
+    assert columns_holding(SECRET_PLACE, "Bramblefoot")
+
+    _erase(ledger, subject="u")
+
+    assert columns_holding(SECRET_PLACE, "Bramblefoot") == []
+    assert ledger.client.get("/v1/facts", {"subject": "u"}).json()["facts"] == []
+    _assert_not_found(ledger.client.post("/v1/facts", authored, format="json"))

@@ -201,3 +201,36 @@ def test_a_rebuild_is_followed_only_by_its_project(ledger, other_ledger):
     assert ledger.client.get(f"/v1/rebuilds/{generation}").status_code == 200
     assert other_ledger.client.get(f"/v1/rebuilds/{generation}").status_code == 404
     assert ledger.client.get(f"/v1/rebuilds/{ingest_generation}").status_code == 404
+
+
+@uses_worker
+def test_a_project_rebuild_keeps_retractions_and_authored_records(ledger):
+    ledger.ingest(
+        "u",
+        ("m1", "I like tea.", "2026-03-04T10:00:00Z"),
+        ("m2", "I like jazz.", "2026-03-05T10:00:00Z"),
+    )
+    tea = _only_fact(ledger, predicate="likes", query="tea")
+    ledger.client.post(f"/v1/facts/{tea['id']}/retract", {"reason": "joke"}, format="json")
+    authored = ledger.client.post(
+        "/v1/facts",
+        {
+            "subject": "u",
+            "predicate": "works_at",
+            "statement": "I work at Acme.",
+            "value": "Acme",
+            "authored_by": "support:ana",
+        },
+        format="json",
+    ).json()
+
+    generation = _rebuild(ledger, scope="project").json()["generation"]["id"]
+    run_worker()
+
+    # The retracted claim is not read back into a fact; the authored record is not a reading.
+    values = sorted(f["value"] for f in ledger.recall("u").json()["facts"])
+    assert values == ["Acme", "jazz"]
+    assert ledger.resolve(authored["id"]).json()["status"] == "current"
+    assert ledger.resolve(tea["id"]).json()["status"] == "retracted"
+    jazz = _only_fact(ledger, predicate="likes")
+    assert jazz["generation"] == generation
