@@ -10,7 +10,8 @@ which is run by the real task worker (``db_worker --batch``) after ``POST /v1/re
 Each export runs in a fresh child process, so its peak RSS (VmHWM) is the export's own.
 
 Environment: ``BENCH_EXPORT_FACTS`` (default "25000,100000"), ``BENCH_REBUILD_FACTS``
-(100,000, in subjects of 100), ``BENCH_ERASE_MESSAGES`` (10,000).
+(100,000, in subjects of 100), ``BENCH_ERASE_MESSAGES`` (10,000), and
+``BENCH_LIFECYCLE_PARTS`` (default "export,erasure,rebuild") to run only some.
 """
 
 from __future__ import annotations
@@ -255,10 +256,14 @@ def main() -> None:
     from django.db import connection
 
     print(f"database: {connection.vendor}; load average {os.getloadavg()[0]:.1f}", flush=True)
-    sizes = [int(s) for s in os.environ.get("BENCH_EXPORT_FACTS", "25000,100000").split(",")]
-    bench_export(sizes)
-    bench_erasure(int(os.environ.get("BENCH_ERASE_MESSAGES", "10000")))
-    bench_rebuild(int(os.environ.get("BENCH_REBUILD_FACTS", "100000")))
+    parts = os.environ.get("BENCH_LIFECYCLE_PARTS", "export,erasure,rebuild").split(",")
+    if "export" in parts:
+        sizes = [int(s) for s in os.environ.get("BENCH_EXPORT_FACTS", "25000,100000").split(",")]
+        bench_export(sizes)
+    if "erasure" in parts:
+        bench_erasure(int(os.environ.get("BENCH_ERASE_MESSAGES", "10000")))
+    if "rebuild" in parts:
+        bench_rebuild(int(os.environ.get("BENCH_REBUILD_FACTS", "100000")))
 
 
 if __name__ == "__main__":
