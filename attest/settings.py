@@ -176,6 +176,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MatchModeEnum": "verification.pipeline.MODES",
         "MatchVerdictEnum": "verification.pipeline.VERDICTS",
+        "RebuildKindEnum": "citations.rebuilds.REBUILD_KINDS",
     },
 }
 

@@ -6,14 +6,14 @@ from rest_framework import serializers
 
 from attest.fields import StrictCharField, StrictChoiceField
 from citations.models import Generation
-from citations.rebuilds import KIND_NAMES
+from citations.rebuilds import KIND_NAMES, REBUILD_KINDS
 from citations.selectors import iso_utc
 
 
 class RebuildIn(serializers.Serializer):
     """One source (`subject` and `message_id`) or the whole project (`scope: "project"`)."""
 
-    scope = StrictChoiceField(choices=["source", "project"], required=False)
+    scope = StrictChoiceField(choices=REBUILD_KINDS, required=False)
     subject = StrictCharField(max_length=200, required=False)
     message_id = StrictCharField(max_length=200, required=False)
 
@@ -38,7 +38,7 @@ class ProgressOut(serializers.Serializer):
 
 class GenerationOut(serializers.Serializer):
     id = serializers.IntegerField()
-    kind = serializers.ChoiceField(choices=["source", "project"])
+    kind = serializers.ChoiceField(choices=REBUILD_KINDS)
     state = serializers.ChoiceField(choices=Generation.State.values)
     extractor_version = serializers.CharField()
     created_at = serializers.DateTimeField()

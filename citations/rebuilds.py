@@ -38,6 +38,8 @@ from citations.services.timeline import known_now
 # (observation ID, byte_start, byte_end): one extracted claim in one message.
 Span = tuple[object, int, int]
 
+# What the API calls each kind of rebuild (and the scope a request names).
+REBUILD_KINDS = ("source", "project")
 KIND_NAMES = {
     Generation.Kind.SOURCE_REBUILD: "source",
     Generation.Kind.PROJECT_REBUILD: "project",
