@@ -176,6 +176,8 @@ def rebuild_source(
     observation = (
         Observation.objects.for_project(project)
         .filter(subject=subject, message_id=message_id, erased_at__isnull=True)
+        # An authored record's statement is not a message to read.
+        .exclude(evidence__authored_by__gt="")
         .first()
     )
     if observation is None:

@@ -234,3 +234,20 @@ def test_a_project_rebuild_keeps_retractions_and_authored_records(ledger):
     assert ledger.resolve(tea["id"]).json()["status"] == "retracted"
     jazz = _only_fact(ledger, predicate="likes")
     assert jazz["generation"] == generation
+
+
+def test_an_authored_record_is_not_a_source_to_rebuild(ledger):
+    from citations.models import Observation
+
+    body = {
+        "subject": "u",
+        "predicate": "works_at",
+        "statement": "I work at Acme.",
+        "value": "Acme",
+        "authored_by": "support:ana",
+    }
+    assert ledger.client.post("/v1/facts", body, format="json").status_code == 201
+    message_id = Observation.objects.get().message_id
+    response = _rebuild(ledger, subject="u", message_id=message_id)
+    assert response.status_code == 404
+    assert len(ledger.recall("u").json()["facts"]) == 1
