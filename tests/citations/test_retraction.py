@@ -148,3 +148,14 @@ def test_a_malformed_retraction_is_refused_and_changes_nothing(ledger, body, fie
     assert response.status_code == 400
     assert response.json()["error"]["details"]["field"] == field
     assert not Retraction.objects.exists()
+
+
+def test_recall_as_of_before_the_retraction_still_shows_the_fact(ledger):
+    from django.utils import timezone
+
+    tea = fact_of(ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:00:00Z")), "tea")
+    before = timezone.now().isoformat()
+    retract(ledger, tea)
+    then = ledger.recall("u", as_of={"known_at": before}).json()["facts"]
+    assert [(f["id"], f["status"], f["retraction"]) for f in then] == [(tea, "current", None)]
+    assert ledger.recall("u").json()["facts"] == []
