@@ -18,13 +18,11 @@ from django.urls import path
 from django.views.decorators.http import require_safe
 
 from attest.docs_tables import (
-    ERASURE_ERRORS,
-    EXPORT_ERRORS,
     PAYMENT_ERRORS,
-    REBUILD_ERRORS,
     RECEIPT_VERIFY_ERRORS,
     VERIFY_QUOTE_ERRORS,
     claim_rows,
+    ledger_errors,
     limits,
     price_of,
     prices,
@@ -32,6 +30,8 @@ from attest.docs_tables import (
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, RAIL
 from citations.extract.extractor import EXTRACTOR_VERSION
+from citations.selectors import INVENTORY_DEFAULT_LIMIT, INVENTORY_MAX_LIMIT
+from citations.services.ingest import AUTHORED
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
@@ -96,15 +96,19 @@ def _limits() -> dict[str, Any]:
 
 
 def _ledger_rebuilds() -> dict[str, Any]:
-    return {"errors": REBUILD_ERRORS, "extractor_version": EXTRACTOR_VERSION}
+    return {"errors": ledger_errors("rebuild"), "extractor_version": EXTRACTOR_VERSION}
 
 
-def _ledger_erasures() -> dict[str, Any]:
-    return {"errors": ERASURE_ERRORS}
+def _ledger(route: str) -> Callable[[], dict[str, Any]]:
+    def context() -> dict[str, Any]:
+        return {
+            "errors": ledger_errors(route),
+            "inventory_default": INVENTORY_DEFAULT_LIMIT,
+            "inventory_max": INVENTORY_MAX_LIMIT,
+            "authored": AUTHORED,
+        }
 
-
-def _ledger_export() -> dict[str, Any]:
-    return {"errors": EXPORT_ERRORS}
+    return context
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ class DocPage:
 
     @property
     def url_name(self) -> str:
-        return f"docs-{self.slug.replace('/', '-')}"
+        return f"docs-{self.slug}"
 
     @property
     def template(self) -> str:
@@ -148,6 +152,24 @@ PAGES: tuple[DocPage, ...] = (
         "limits", "Limits", "Every size, time and rate limit, and what happens past it.", _limits
     ),
     DocPage(
+        "ledger/retraction",
+        "Retraction",
+        "POST /v1/facts/{id}/retract: withdraw a fact, or correct it with a replacement.",
+        _ledger("retract"),
+    ),
+    DocPage(
+        "ledger/authored-records",
+        "Authored records",
+        "POST /v1/facts: a person states a fact directly, and the evidence says who.",
+        _ledger("authored"),
+    ),
+    DocPage(
+        "ledger/record-inventory",
+        "Record inventory",
+        "GET /v1/facts: every fact of a project, newest first, a page at a time.",
+        _ledger("inventory"),
+    ),
+    DocPage(
         "ledger/rebuilds",
         "Rebuild facts",
         "POST /v1/rebuilds: read messages again in a new generation, one source or all.",
@@ -157,13 +179,13 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/erasures",
         "Erase",
         "POST /v1/erasures: delete a message or a subject's content; tombstones answer 404.",
-        _ledger_erasures,
+        _ledger("erasure"),
     ),
     DocPage(
         "ledger/subject-export",
         "Export a subject",
         "GET /v1/subjects/{subject}/export: everything about a subject, NDJSON, one snapshot.",
-        _ledger_export,
+        _ledger("export"),
     ),
 )
 

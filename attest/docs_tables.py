@@ -14,11 +14,13 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 from x402.mechanisms.evm.exact import ExactEvmServerScheme
 
-from attest.errors import Blocked, InvalidRequest, NotFound, NotOnEdge, RateLimited
+from attest.errors import Blocked, InvalidRequest, NotOnEdge
 from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES
+from citations.rebuilds import RebuildAlreadyRunning
+from citations.services.corrections import AlreadyRetracted, FactNotBelieved
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
@@ -99,28 +101,6 @@ RECEIPT_VERIFY_ERRORS = (
     ),
     *BODY_ERRORS,
 )
-
-# The fact ledger's routes: a project credential, never a payment.
-LEDGER_AUTH_ERRORS = (
-    ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
-    ErrorDoc(403, "project_suspended", "The credential's project is suspended."),
-    _raised(RateLimited, "Too many requests for this credential; see Retry-After."),
-)
-LEDGER_NOT_FOUND = _raised(
-    NotFound, "The subject, message or ID is unknown, erased, or another project's: all alike."
-)
-LEDGER_BAD_REQUEST = _raised(
-    InvalidRequest, "A field is missing or of the wrong JSON type; details.field names it."
-)
-REBUILD_ERRORS = (
-    LEDGER_BAD_REQUEST,
-    *BODY_ERRORS,
-    *LEDGER_AUTH_ERRORS,
-    LEDGER_NOT_FOUND,
-    ErrorDoc(409, "rebuild_running", "A project rebuild is already running; follow that one."),
-)
-ERASURE_ERRORS = (LEDGER_BAD_REQUEST, *BODY_ERRORS, *LEDGER_AUTH_ERRORS, LEDGER_NOT_FOUND)
-EXPORT_ERRORS = (*LEDGER_AUTH_ERRORS, LEDGER_NOT_FOUND)
 
 
 @dataclass(frozen=True)
@@ -365,3 +345,69 @@ CLAIMS_DOC = {
 
 def claim_rows(cls: type) -> list[tuple[str, str]]:
     return [(f.name, CLAIMS_DOC[f.name]) for f in dataclasses.fields(cls)]
+
+
+# --- the fact ledger's routes (per-project credential, never charged) ---------------------
+
+LEDGER_AUTH_ERRORS = (
+    ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
+    ErrorDoc(403, "project_suspended", "The credential's project is suspended."),
+    ErrorDoc(429, "rate_limited", "Too many requests for this credential; see Retry-After."),
+)
+
+
+def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
+    invalid = _raised(
+        InvalidRequest,
+        "A field is missing, of the wrong JSON type or out of range; details.field names it.",
+    )
+    not_found = ErrorDoc(
+        404, "not_found", "The ID is unknown, erased or another project's: all three alike."
+    )
+    return {
+        "retract": (
+            invalid,
+            *BODY_ERRORS,
+            *LEDGER_AUTH_ERRORS,
+            not_found,
+            _raised(
+                AlreadyRetracted, "The fact was retracted before; the first retraction stands."
+            ),
+            _raised(FactNotBelieved, "A rebuild or a merge closed the fact already."),
+        ),
+        "authored": (invalid, *BODY_ERRORS, *LEDGER_AUTH_ERRORS),
+        "rebuild": (
+            invalid,
+            *BODY_ERRORS,
+            *LEDGER_AUTH_ERRORS,
+            ErrorDoc(404, "not_found", "The subject, message or rebuild is unknown or erased."),
+            _raised(RebuildAlreadyRunning, "A project rebuild is already running; follow it."),
+        ),
+        "erasure": (
+            invalid,
+            *BODY_ERRORS,
+            *LEDGER_AUTH_ERRORS,
+            ErrorDoc(
+                404,
+                "not_found",
+                "The subject or message is unknown, erased already, "
+                "or another project's: all alike.",
+            ),
+        ),
+        "export": (
+            *LEDGER_AUTH_ERRORS,
+            ErrorDoc(404, "not_found", "The subject is unknown, erased, or another project's."),
+        ),
+        "inventory": (
+            _raised(
+                InvalidRequest,
+                "A parameter is unknown, repeated or out of range, or after is not a cursor "
+                "of this query; details.field names it.",
+            ),
+            *LEDGER_AUTH_ERRORS,
+        ),
+    }
+
+
+def ledger_errors(route: str) -> tuple[ErrorDoc, ...]:
+    return _ledger_errors()[route]

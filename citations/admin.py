@@ -125,7 +125,15 @@ class FactVersionInline(ReadOnlyInline):
 
 class EvidenceInline(ReadOnlyInline):
     model = models.Evidence
-    fields = ["observation", "byte_start", "byte_end", "extractor_version", "authored_by"]
+    fields = [
+        "observation",
+        "byte_start",
+        "byte_end",
+        "extractor_version",
+        "authored_by",
+        "created_at",
+        "known_until",
+    ]
     readonly_fields = fields
 
 

@@ -10,12 +10,12 @@ from django_ratelimit.core import is_ratelimited
 from django_ratelimit.exceptions import Ratelimited
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from attest.errors import AttestError, NotFound
+from attest.errors import NotFound, client_code
 from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
@@ -92,27 +92,20 @@ class LedgerView(APIView):
         if project is None or operation is None or isinstance(exc, Ratelimited):
             return
         try:
+            object_ids = self.audited_ids(self.request)
+        except APIException:  # a body that is not JSON names no ID
+            object_ids = []
+        try:
             audit_failure(
                 project=project,
                 operation=operation,
                 actor=principal.actor,
-                object_ids=self.audited_ids(self.request),
-                outcome=failure_code(exc),
+                object_ids=object_ids,
+                outcome=client_code(exc),
                 request_id=getattr(self.request, "request_id", ""),
             )
         except Exception:  # the original error is what the client must see
             logger.exception("could not audit a failed %s", operation)
-
-
-def failure_code(exc: Exception) -> str:
-    """The error code the client is shown for ``exc`` (server_error for the unexpected)."""
-    if isinstance(exc, AttestError):
-        return exc.code
-    if isinstance(exc, ValidationError):
-        return "invalid_request"
-    if isinstance(exc, APIException):
-        return str(exc.default_code)
-    return "server_error"
 
 
 def _uuid_or_nothing(raw: object) -> list[str]:

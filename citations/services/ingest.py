@@ -30,6 +30,7 @@ from citations.services.timeline import (
     first_version,
     known_now,
     revise,
+    unsaved_first_version,
 )
 
 
@@ -127,8 +128,8 @@ def observations_ingest(
             result.observations.append(StoredObservation(observation, subject_id, created))
             if not created or observation.role != Role.USER:
                 continue
-            for extraction in extract(message.text, occurred_at=message.occurred_at):
-                changes.extend(apply_extraction(ctx, observation, extraction))
+            extractions = extract(message.text, occurred_at=message.occurred_at)
+            changes.extend(_apply_message(ctx, observation, extractions))
         statuses = {
             version.fact_id: version.status
             for version in FactVersion.objects.for_project(project).filter(
@@ -236,9 +237,18 @@ def _add_evidence(
     }
     if not new and Evidence.objects.filter(**span, known_until__isnull=True).exists():
         return
+    _evidence_row(ctx, fact, observation, extraction).save()
+
+
+def _evidence_row(
+    ctx: LedgerWrite, fact: Fact, observation: Observation, extraction: Extraction
+) -> Evidence:
     quote = bytes(observation.content)[extraction.byte_start : extraction.byte_end]
-    Evidence.objects.create(
-        **span,
+    return Evidence(
+        fact=fact,
+        observation=observation,
+        byte_start=extraction.byte_start,
+        byte_end=extraction.byte_end,
         project=ctx.project,
         quote_sha256=hashlib.sha256(quote).hexdigest(),
         extractor_version=ctx.extractor_version,
@@ -320,6 +330,87 @@ def apply_extraction(
     ):
         return _move_start_earlier(ctx, placement, observation, extraction)
     return _supersede(ctx, placement, observation, extraction)
+
+
+def _apply_message(
+    ctx: LedgerWrite, observation: Observation, extractions: list[Extraction]
+) -> list[Change]:
+    """Every statement of one message, the values among many stored in a few queries.
+
+    A message may list thousands of likes; one query finds which are already believed
+    and the new ones are written together. Values among many never close or split one
+    another, nor a functional fact, so writing them after the message's functional
+    statements changes nothing but the number of queries.
+    """
+    many = [e for e in extractions if e.cardinality != "one"]
+    believed = _open_many_valued(ctx, many)
+    pending = _PendingFacts(ctx, observation)
+    changes: list[Change] = []
+    for extraction in extractions:
+        if extraction.cardinality == "one":
+            changes.extend(apply_extraction(ctx, observation, extraction))
+            continue
+        key = (extraction.predicate, extraction.value_key)
+        if key in believed:
+            changes.extend(_restate(ctx, believed[key], observation, extraction))
+        elif key in pending.facts:
+            changes.append((pending.add_evidence(key, extraction), "evidence_added"))
+        else:
+            changes.append((pending.add_fact(key, extraction), "created"))
+    pending.save()
+    return changes
+
+
+def _open_many_valued(ctx: LedgerWrite, many: list[Extraction]) -> dict[tuple, Fact]:
+    """The believed, open facts of these values, by (predicate, value key)."""
+    if not many:
+        return {}
+    versions = (
+        FactVersion.objects.for_project(ctx.project)
+        .filter(
+            subject=ctx.subject,
+            known_until__isnull=True,
+            valid_until__isnull=True,
+            predicate__in={e.predicate for e in many},
+            fact__value_key__in={e.value_key for e in many},
+        )
+        .select_related("fact")
+    )
+    return {(v.predicate, v.fact.value_key): v.fact for v in versions}
+
+
+class _PendingFacts:
+    """New facts of values among many, with first versions and evidence, saved at once."""
+
+    def __init__(self, ctx: LedgerWrite, observation: Observation) -> None:
+        self.ctx, self.observation = ctx, observation
+        self.facts: dict[tuple, Fact] = {}
+        self.versions: list[FactVersion] = []
+        self.evidence: list[Evidence] = []
+
+    def add_fact(self, key: tuple, extraction: Extraction) -> Fact:
+        fact = _fact_from(self.ctx, self.observation, extraction)
+        self.facts[key] = fact
+        self.versions.append(
+            unsaved_first_version(
+                fact=fact,
+                now=self.ctx.now,
+                valid=Interval(extraction.valid_from),
+                precision=extraction.valid_precision,
+            )
+        )
+        self.add_evidence(key, extraction)
+        return fact
+
+    def add_evidence(self, key: tuple, extraction: Extraction) -> Fact:
+        fact = self.facts[key]
+        self.evidence.append(_evidence_row(self.ctx, fact, self.observation, extraction))
+        return fact
+
+    def save(self) -> None:
+        Fact.objects.bulk_create(self.facts.values(), batch_size=500)
+        FactVersion.objects.bulk_create(self.versions, batch_size=500)
+        Evidence.objects.bulk_create(self.evidence, batch_size=500)
 
 
 def _apply_many_valued(

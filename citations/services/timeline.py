@@ -53,6 +53,22 @@ def first_version(
     closed_by: tuple[Fact, Observation] | None = None,
 ) -> FactVersion:
     """The first believed version of a new fact; ``closed_by`` when a successor ends it."""
+    version = unsaved_first_version(
+        fact=fact, now=now, valid=valid, precision=precision, closed_by=closed_by
+    )
+    version.save()
+    return version
+
+
+def unsaved_first_version(
+    *,
+    fact: Fact,
+    now: datetime,
+    valid: Interval,
+    precision: str,
+    closed_by: tuple[Fact, Observation] | None = None,
+) -> FactVersion:
+    """``first_version`` not yet saved, for writers that store many at once."""
     version = FactVersion(
         fact=fact,
         seq=1,
@@ -70,7 +86,6 @@ def first_version(
     if closed_by is not None:
         version.superseded_by, version.supersession_source_observation = closed_by
     version.status = current_status(version)
-    version.save()
     return version
 
 

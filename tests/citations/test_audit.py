@@ -149,3 +149,16 @@ def test_audit_rows_refuse_update_and_delete_in_the_database(ledger):
         events.delete()
     with pytest.raises(ValueError):
         events.first().save()
+
+
+def test_a_body_that_is_not_json_is_audited_too(ledger):
+    response = ledger.client.post(
+        "/v1/citations/resolve", data="{not json", content_type="application/json"
+    )
+    assert response.status_code == 400
+    event = AuditEvent.objects.get(project=ledger.project)
+    assert (event.operation, event.outcome, event.object_ids) == (
+        "citation.resolve",
+        "invalid_json",
+        [],
+    )

@@ -50,7 +50,8 @@ def test_a_second_retraction_is_409_and_leaves_the_first_untouched(ledger):
     assert again.json()["error"]["code"] == "already_retracted"
     assert Retraction.objects.get().reason == "first"
     assert ledger.resolve(tea).json() == first
-    assert AuditEvent.objects.filter(operation="fact.retract").count() == 1
+    outcomes = AuditEvent.objects.filter(operation="fact.retract").order_by("seq")
+    assert [event.outcome for event in outcomes] == ["ok", "already_retracted"]
 
 
 def test_a_correction_names_a_replacement_that_resolves_current(ledger):
@@ -148,3 +149,14 @@ def test_a_malformed_retraction_is_refused_and_changes_nothing(ledger, body, fie
     assert response.status_code == 400
     assert response.json()["error"]["details"]["field"] == field
     assert not Retraction.objects.exists()
+
+
+def test_recall_as_of_before_the_retraction_still_shows_the_fact(ledger):
+    from django.utils import timezone
+
+    tea = fact_of(ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:00:00Z")), "tea")
+    before = timezone.now().isoformat()
+    retract(ledger, tea)
+    then = ledger.recall("u", as_of={"known_at": before}).json()["facts"]
+    assert [(f["id"], f["status"], f["retraction"]) for f in then] == [(tea, "current", None)]
+    assert ledger.recall("u").json()["facts"] == []
