@@ -11,10 +11,11 @@ PYTEST_ARGS ?=
 GUNICORN_LIMITS := --limit-request-line 8190 --limit-request-field_size 20480
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint format migrate superuser bench clean
+.PHONY: help install run worker test lint format migrate superuser bench clean
 
 help:
 	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
+	@echo "make worker     run only the background task worker (project rebuilds)"
 	@echo "make test       run the whole test suite (SQLite unless DATABASE_URL is set)"
 	@echo "make lint       ruff check and ruff format --check"
 	@echo "make format     ruff format and ruff check --fix"
@@ -37,10 +38,18 @@ install: $(VENV)/.installed
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
+# The task worker (project rebuilds) runs beside gunicorn; Ctrl-C stops both, and the trap
+# stops the worker whenever gunicorn ends for another reason.
 run: migrate
 	$(BIN)/python manage.py ensure_signing_key
+	$(BIN)/python manage.py db_worker --interval 1 & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
 		$(GUNICORN_LIMITS) --access-logfile - --forwarded-allow-ips ""
+
+# Only the task worker, for a deployment that runs gunicorn elsewhere.
+worker: migrate
+	$(BIN)/python manage.py db_worker
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -22,12 +22,16 @@ from attest.docs_tables import (
     RECEIPT_VERIFY_ERRORS,
     VERIFY_QUOTE_ERRORS,
     claim_rows,
+    ledger_errors,
     limits,
     price_of,
     prices,
 )
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, RAIL
+from citations.extract.extractor import EXTRACTOR_VERSION
+from citations.selectors import INVENTORY_DEFAULT_LIMIT, INVENTORY_MAX_LIMIT
+from citations.services.ingest import AUTHORED
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
@@ -95,6 +99,22 @@ def _limits() -> dict[str, Any]:
     return {"groups": limits()}
 
 
+def _ledger_rebuilds() -> dict[str, Any]:
+    return {"errors": ledger_errors("rebuild"), "extractor_version": EXTRACTOR_VERSION}
+
+
+def _ledger(route: str) -> Callable[[], dict[str, Any]]:
+    def context() -> dict[str, Any]:
+        return {
+            "errors": ledger_errors(route),
+            "inventory_default": INVENTORY_DEFAULT_LIMIT,
+            "inventory_max": INVENTORY_MAX_LIMIT,
+            "authored": AUTHORED,
+        }
+
+    return context
+
+
 @dataclass(frozen=True)
 class DocPage:
     slug: str  # the path under /docs/
@@ -134,6 +154,42 @@ PAGES: tuple[DocPage, ...] = (
     DocPage("payments", "Payments", "Prices, x402, the free trial and what is charged.", _payments),
     DocPage(
         "limits", "Limits", "Every size, time and rate limit, and what happens past it.", _limits
+    ),
+    DocPage(
+        "ledger/retraction",
+        "Retraction",
+        "POST /v1/facts/{id}/retract: withdraw a fact, or correct it with a replacement.",
+        _ledger("retract"),
+    ),
+    DocPage(
+        "ledger/authored-records",
+        "Authored records",
+        "POST /v1/facts: a person states a fact directly, and the evidence says who.",
+        _ledger("authored"),
+    ),
+    DocPage(
+        "ledger/record-inventory",
+        "Record inventory",
+        "GET /v1/facts: every fact of a project, newest first, a page at a time.",
+        _ledger("inventory"),
+    ),
+    DocPage(
+        "ledger/rebuilds",
+        "Rebuild facts",
+        "POST /v1/rebuilds: read messages again in a new generation, one source or all.",
+        _ledger_rebuilds,
+    ),
+    DocPage(
+        "ledger/erasures",
+        "Erase",
+        "POST /v1/erasures: delete a message or a subject's content; tombstones answer 404.",
+        _ledger("erasure"),
+    ),
+    DocPage(
+        "ledger/subject-export",
+        "Export a subject",
+        "GET /v1/subjects/{subject}/export: everything about a subject, NDJSON, one snapshot.",
+        _ledger("export"),
     ),
 )
 

@@ -19,6 +19,8 @@ from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES
+from citations.rebuilds import RebuildAlreadyRunning
+from citations.services.corrections import AlreadyRetracted, FactNotBelieved
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
 from verification.crossref import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
@@ -382,3 +384,69 @@ CLAIMS_DOC = {
 
 def claim_rows(cls: type) -> list[tuple[str, str]]:
     return [(f.name, CLAIMS_DOC[f.name]) for f in dataclasses.fields(cls)]
+
+
+# --- the fact ledger's routes (per-project credential, never charged) ---------------------
+
+LEDGER_AUTH_ERRORS = (
+    ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
+    ErrorDoc(403, "project_suspended", "The credential's project is suspended."),
+    ErrorDoc(429, "rate_limited", "Too many requests for this credential; see Retry-After."),
+)
+
+
+def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
+    invalid = _raised(
+        InvalidRequest,
+        "A field is missing, of the wrong JSON type or out of range; details.field names it.",
+    )
+    not_found = ErrorDoc(
+        404, "not_found", "The ID is unknown, erased or another project's: all three alike."
+    )
+    return {
+        "retract": (
+            invalid,
+            *BODY_ERRORS,
+            *LEDGER_AUTH_ERRORS,
+            not_found,
+            _raised(
+                AlreadyRetracted, "The fact was retracted before; the first retraction stands."
+            ),
+            _raised(FactNotBelieved, "A rebuild or a merge closed the fact already."),
+        ),
+        "authored": (invalid, *BODY_ERRORS, *LEDGER_AUTH_ERRORS),
+        "rebuild": (
+            invalid,
+            *BODY_ERRORS,
+            *LEDGER_AUTH_ERRORS,
+            ErrorDoc(404, "not_found", "The subject, message or rebuild is unknown or erased."),
+            _raised(RebuildAlreadyRunning, "A project rebuild is already running; follow it."),
+        ),
+        "erasure": (
+            invalid,
+            *BODY_ERRORS,
+            *LEDGER_AUTH_ERRORS,
+            ErrorDoc(
+                404,
+                "not_found",
+                "The subject or message is unknown, erased already, "
+                "or another project's: all alike.",
+            ),
+        ),
+        "export": (
+            *LEDGER_AUTH_ERRORS,
+            ErrorDoc(404, "not_found", "The subject is unknown, erased, or another project's."),
+        ),
+        "inventory": (
+            _raised(
+                InvalidRequest,
+                "A parameter is unknown, repeated or out of range, or after is not a cursor "
+                "of this query; details.field names it.",
+            ),
+            *LEDGER_AUTH_ERRORS,
+        ),
+    }
+
+
+def ledger_errors(route: str) -> tuple[ErrorDoc, ...]:
+    return _ledger_errors()[route]

@@ -210,6 +210,27 @@ def too_large_body() -> tuple[str, str, dict]:
     )
 
 
+def client_code(exc: BaseException) -> str:
+    """The error code the handler below shows the client for ``exc`` (for logs and audit)."""
+    if outage_of(exc) is not None:
+        return Unavailable.code
+    if isinstance(exc, AttestError):
+        return exc.code
+    if isinstance(exc, drf.ValidationError):
+        return "invalid_request"
+    if isinstance(exc, RequestDataTooBig):
+        return "request_too_large"
+    if isinstance(exc, Http404):
+        return "not_found"
+    if isinstance(exc, Ratelimited):
+        return "rate_limited"
+    if isinstance(exc, DjangoPermissionDenied):
+        return "forbidden"
+    if isinstance(exc, drf.APIException):
+        return _DRF_CODES.get(type(exc), (str(exc.default_code), ""))[0]
+    return "server_error"
+
+
 def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: every error becomes the one envelope."""
     headers: dict[str, str] = {}

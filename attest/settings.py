@@ -53,7 +53,18 @@ INSTALLED_APPS = [
     "citations",
     "receipts",
     "billing",
+    "django_tasks",
+    "django_tasks_db",
 ]
+
+# Background jobs (project rebuilds) go through the database queue; `manage.py db_worker`
+# runs them, and `make run` starts one beside gunicorn.
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default"],
+    }
+}
 
 MIDDLEWARE = [
     "attest.middleware.RequestIDMiddleware",
@@ -165,6 +176,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MatchModeEnum": "verification.pipeline.MODES",
         "MatchVerdictEnum": "verification.pipeline.VERDICTS",
+        "RebuildKindEnum": "citations.rebuilds.REBUILD_KINDS",
     },
 }
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.template.response import TemplateResponse
 
 from attest.admin import ReadOnlyAdmin, ReadOnlyInline
+from attest.errors import AttestError
 from citations import models
 from citations.services import credential_revoke, project_set_suspended
+from citations.services.audit import audit_chain_first_break
+from citations.services.corrections import retraction_record
 
 
 def _staff(request) -> str:
@@ -21,9 +27,9 @@ class CredentialInline(ReadOnlyInline):
 
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "created_at", "suspended_at"]
+    list_display = ["name", "created_at", "suspended_at", "audit_chain"]
     search_fields = ["name"]
-    fields = ["name", "created_at", "suspended_at"]
+    fields = ["name", "created_at", "suspended_at", "audit_chain"]
     inlines = [CredentialInline]
     actions = ["suspend", "reinstate"]
 
@@ -42,7 +48,17 @@ class ProjectAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # Suspension goes through the audited actions, not the form.
-        return ["created_at", "suspended_at"]
+        return ["created_at", "suspended_at", "audit_chain"]
+
+    @admin.display(description="audit chain")
+    def audit_chain(self, obj) -> str:
+        """Recomputed on each view, like ``manage.py verify_audit_chain``."""
+        if obj is None or obj.pk is None:
+            return "-"
+        first_break = audit_chain_first_break(project=obj)
+        if first_break is None:
+            return "intact"
+        return f"BROKEN at event {first_break.seq}: {first_break.reason}"
 
 
 @admin.register(models.Credential)
@@ -109,8 +125,22 @@ class FactVersionInline(ReadOnlyInline):
 
 class EvidenceInline(ReadOnlyInline):
     model = models.Evidence
-    fields = ["observation", "byte_start", "byte_end", "extractor_version", "authored_by"]
+    fields = [
+        "observation",
+        "byte_start",
+        "byte_end",
+        "extractor_version",
+        "authored_by",
+        "created_at",
+        "known_until",
+    ]
     readonly_fields = fields
+
+
+class RetractForm(forms.Form):
+    reason = forms.CharField(
+        max_length=2000, widget=forms.Textarea(attrs={"rows": 3}), help_text="Why, for the record."
+    )
 
 
 @admin.register(models.Fact)
@@ -121,6 +151,45 @@ class FactAdmin(ReadOnlyAdmin):
     search_fields = ["=id", "value", "statement"]
     raw_id_fields = ["project", "subject", "generation"]
     inlines = [FactVersionInline, EvidenceInline]
+    actions = ["retract"]
+
+    @admin.action(description="Retract the selected facts (asks why)", permissions=["change"])
+    def retract(self, request, queryset):
+        """The same service as POST /v1/facts/{id}/retract, audited with the staff name."""
+        form = RetractForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            return TemplateResponse(
+                request,
+                "admin/citations/fact/retract.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Retract facts",
+                    "form": form,
+                    "facts": queryset,
+                    "opts": self.model._meta,
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        for fact in queryset.select_related("project"):
+            try:
+                retraction_record(
+                    project=fact.project,
+                    fact_id=str(fact.pk),
+                    reason=form.cleaned_data["reason"],
+                    actor=_staff(request),
+                )
+            except AttestError as exc:
+                self.message_user(request, f"{fact.pk}: {exc.message}", messages.WARNING)
+            else:
+                self.message_user(request, f"{fact.pk}: retracted.", messages.SUCCESS)
+        return None
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # Needed for the retract action; every field stays read-only.
+        return request.user.is_superuser
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields]
 
 
 @admin.register(models.Evidence)
@@ -131,8 +200,27 @@ class EvidenceAdmin(ReadOnlyAdmin):
 
 @admin.register(models.Generation)
 class GenerationAdmin(ReadOnlyAdmin):
-    list_display = ["id", "project", "kind", "extractor_version", "created_at"]
+    """Rebuilds and their progress: a project rebuild counts subjects as the worker goes."""
+
+    list_display = [
+        "id",
+        "project",
+        "kind",
+        "state",
+        "progress",
+        "retired",
+        "admitted",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["kind", "state"]
     list_select_related = ["project"]
+    raw_id_fields = ["project", "source_observation"]
+    readonly_fields = ["progress"]
+
+    @admin.display(description="progress")
+    def progress(self, obj) -> str:
+        return f"{obj.subjects_done} of {obj.subjects_total} subjects"
 
 
 @admin.register(models.Retraction)
@@ -143,7 +231,15 @@ class RetractionAdmin(ReadOnlyAdmin):
 
 @admin.register(models.AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = ["seq", "project", "operation", "actor", "source_count", "created_at"]
+    list_display = [
+        "seq",
+        "project",
+        "operation",
+        "outcome",
+        "actor",
+        "source_count",
+        "created_at",
+    ]
     list_select_related = ["project"]
-    list_filter = ["operation"]
+    list_filter = ["operation", "outcome"]
     search_fields = ["request_id", "actor"]

@@ -7,6 +7,8 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
+from citations.extract.intervals import Interval
+
 
 class ProjectScopedQuerySet(models.QuerySet):
     """Every ledger read starts here, so no query can forget the tenant."""
@@ -110,10 +112,27 @@ class Generation(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generations")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     extractor_version = models.CharField(max_length=64)
+
+    class State(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
     source_observation = models.ForeignKey(
         Observation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # A rebuild's run: a project rebuild works subject by subject on the task queue.
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DONE)
+    requested_by = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    subjects_total = models.PositiveIntegerField(default=0)
+    subjects_done = models.PositiveIntegerField(default=0)
+    retired = models.PositiveIntegerField(default=0)
+    admitted = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The exception's class only: a message could quote the text being rebuilt.
+    failure = models.CharField(max_length=200, blank=True)
 
     objects = ProjectScopedQuerySet.as_manager()
 
@@ -289,9 +308,27 @@ class FactVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.fact_id} v{self.seq}"
 
+    @property
+    def valid_interval(self) -> Interval:
+        return Interval(
+            self.valid_from, self.valid_until, self.valid_from_inclusive, self.valid_until_inclusive
+        )
+
+    @property
+    def known_interval(self) -> Interval:
+        return Interval(
+            self.known_from, self.known_until, self.known_from_inclusive, self.known_until_inclusive
+        )
+
 
 class Evidence(models.Model):
-    """Where a fact came from: a byte range of one stored message."""
+    """Where a fact came from: a byte range of one stored message.
+
+    Membership is versioned in known time like fact versions: a row says the message
+    supported the fact from ``created_at`` until ``known_until`` (open: still believed).
+    Moving a source to another fact closes this row and writes a new one, so an as-of
+    query still sees which sources a fact had before (migration 0005 keeps it so).
+    """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="evidence")
@@ -307,6 +344,7 @@ class Evidence(models.Model):
     asserted_from = models.DateTimeField(null=True, blank=True)
     asserted_precision = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField()
+    known_until = models.DateTimeField(null=True, blank=True)
 
     objects = ProjectScopedQuerySet.as_manager()
 
@@ -315,7 +353,12 @@ class Evidence(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["fact", "observation", "byte_start", "byte_end"],
-                name="evidence_unique_span",
+                condition=Q(known_until__isnull=True),
+                name="evidence_unique_believed_span",
+            ),
+            models.CheckConstraint(
+                condition=Q(known_until__isnull=True) | Q(known_until__gte=models.F("created_at")),
+                name="evidence_known_order",
             ),
             models.CheckConstraint(
                 condition=Q(byte_end__gt=models.F("byte_start")), name="evidence_span_order"
@@ -341,6 +384,10 @@ class AuditEvent(models.Model):
     object_ids = models.JSONField(default=list)
     source_count = models.PositiveIntegerField(default=0)
     request_id = models.CharField(max_length=128, blank=True)
+    # "ok", or the error code the operation was refused with (a 404 probe, a 500).
+    # Null on events written before outcomes were kept; nullable so that adding it
+    # did not rebuild the table (SQLite would have dropped the append-only triggers).
+    outcome = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from attest.errors import AttestError, NotFound
-from citations.cursor import BadCursor, decode_cursor, encode_cursor
+from attest.errors import AttestError, InvalidRequest, NotFound
+from citations.cursor import BadCursor, next_page, position_after
 from citations.extract.intervals import Interval, status_as_of
-from citations.models import Evidence, Fact, FactVersion, Project, Subject
+from citations.models import Evidence, Fact, FactVersion, Observation, Project, Retraction, Subject
 
 RESOLVE_DEFAULT_LIMIT = 8
 RESOLVE_MAX_LIMIT = 32
@@ -51,34 +53,51 @@ def iso_utc(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def interval_json(interval: Interval, precision: str | None = None) -> dict[str, Any]:
-    body = {
-        "from": iso_utc(interval.start),
-        "until": iso_utc(interval.end),
-        "from_inclusive": interval.start_inclusive,
-        "until_inclusive": interval.end_inclusive,
-    }
-    if precision is not None:
-        body["from_precision"] = precision
-    return body
+@dataclass(frozen=True)
+class ValidTime:
+    """A validity interval with the precision its start was stated with."""
+
+    interval: Interval
+    precision: str
+
+    @property
+    def start(self) -> datetime:
+        return self.interval.start
+
+    @property
+    def end(self) -> datetime | None:
+        return self.interval.end
+
+    @property
+    def start_inclusive(self) -> bool:
+        return self.interval.start_inclusive
+
+    @property
+    def end_inclusive(self) -> bool:
+        return self.interval.end_inclusive
 
 
-def _valid(version: FactVersion) -> Interval:
-    return Interval(
-        version.valid_from,
-        version.valid_until,
-        version.valid_from_inclusive,
-        version.valid_until_inclusive,
-    )
+@dataclass(frozen=True)
+class FactView:
+    """A fact as one of its versions shows it, possibly as seen at an earlier known time."""
 
+    fact: Fact
+    version: FactVersion
+    status: str
+    known: Interval
+    retraction: Retraction | None
 
-def _known(version: FactVersion) -> Interval:
-    return Interval(
-        version.known_from,
-        version.known_until,
-        version.known_from_inclusive,
-        version.known_until_inclusive,
-    )
+    @property
+    def id(self) -> uuid.UUID:
+        return self.fact.pk
+
+    @property
+    def tag(self) -> str:
+        return version_tag(self.version, self.known, self.status)
+
+    @property
+    def valid(self) -> ValidTime:
+        return ValidTime(self.version.valid_interval, self.version.valid_precision)
 
 
 def version_tag(version: FactVersion, known: Interval, status: str) -> str:
@@ -86,7 +105,7 @@ def version_tag(version: FactVersion, known: Interval, status: str) -> str:
     parts = [
         str(version.fact_id),
         str(version.seq),
-        repr(_valid(version)),
+        repr(version.valid_interval),
         repr(known),
         status,
         str(version.superseded_by_id),
@@ -96,62 +115,52 @@ def version_tag(version: FactVersion, known: Interval, status: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def fact_json(
-    fact: Fact, version: FactVersion, *, known_at: datetime | None = None
-) -> dict[str, Any]:
-    """A fact as one version shows it; with ``known_at``, as it was believed at that time."""
-    known = _known(version)
+def fact_view(version: FactVersion, *, known_at: datetime | None = None) -> FactView:
+    """A fact as ``version`` shows it; with ``known_at``, as it was believed at that time."""
+    known = version.known_interval
     if known_at is None:
         status = version.status
     else:
         status = status_as_of(
-            valid=_valid(version),
+            valid=version.valid_interval,
             known=known,
             retracted=version.retraction_id is not None,
             reinterpreted=version.reinterpreted_by_id is not None,
             known_at=known_at,
         )
         known = known.as_seen_at(known_at)
-    retraction = None
     # A retraction recorded after ``known_at`` was not yet known then.
-    if version.retraction_id is not None and known.end is not None:
-        retraction = {
-            "id": str(version.retraction.pk),
-            "retracted_by": version.retraction.retracted_by,
-            "retracted_at": iso_utc(version.retraction.retracted_at),
-            "replacement_id": str(version.retraction.replacement_id)
-            if version.retraction.replacement_id
-            else None,
-        }
-    return {
-        "id": str(fact.pk),
-        "version": version_tag(version, known, status),
-        "subject": fact.subject.external_id,
-        "predicate": fact.predicate,
-        "value": fact.value,
-        "statement": fact.statement,
-        "source_role": fact.source_role,
-        "status": status,
-        "valid": interval_json(_valid(version), version.valid_precision),
-        "known": interval_json(known),
-        "superseded_by": str(version.superseded_by_id) if version.superseded_by_id else None,
-        "supersession_source_observation_id": str(version.supersession_source_observation_id)
-        if version.supersession_source_observation_id
-        else None,
-        "retraction": retraction,
-        "generation": version.fact.generation_id,
-        "reinterpreted_by": version.reinterpreted_by_id,
-    }
+    retraction = version.retraction if known.end is not None else None
+    return FactView(version.fact, version, status, known, retraction)
 
 
 # --- resolve ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class ResolvedCitation:
-    body: dict[str, Any]
-    fact_id: str
-    source_count: int
+class VerifiedEvidence:
+    """An evidence row whose quote was just re-read from the message bytes and checked."""
+
+    evidence: Evidence
+    quote: str
+    context: str
+    context_complete: bool
+
+    @property
+    def observation(self) -> Observation:
+        return self.evidence.observation
+
+
+@dataclass(frozen=True)
+class ResolvedCitation(FactView):
+    """One page of a fact's evidence, and the cursor of the next page if there is one."""
+
+    evidence: list[VerifiedEvidence]
+    next: dict[str, str] | None
+
+    @property
+    def source_count(self) -> int:
+        return len(self.evidence)
 
 
 def _parse_id(raw: Any) -> uuid.UUID:
@@ -173,25 +182,15 @@ def _parse_limit(raw: Any) -> int:
     return raw
 
 
-def _parse_after(raw: Any, fact_id: uuid.UUID) -> int:
-    if raw is None:
-        return 0
-    token = raw.get("cursor") if isinstance(raw, dict) else raw
-    if not isinstance(token, str):
-        raise InvalidCitation(
-            "after must be the next value of the previous page, unchanged.",
-            details={"field": "after"},
-        )
+def _parse_after(raw: Any, scope: str) -> int:
     try:
-        position = decode_cursor(token, scope=f"resolve:{fact_id}")
+        position = position_after(raw, scope=scope, shape=(int,))
     except BadCursor:
         raise InvalidCitation(
             "after must be the next value of the previous page, unchanged.",
             details={"field": "after"},
         ) from None
-    if len(position) != 1 or not isinstance(position[0], int):
-        raise InvalidCitation(details={"field": "after"})
-    return position[0]
+    return 0 if position is None else position[0]
 
 
 def _char_start(content: bytes, index: int) -> int:
@@ -208,7 +207,7 @@ def _char_end(content: bytes, index: int) -> int:
     return index
 
 
-def verified_evidence(evidence: Evidence) -> dict[str, Any]:
+def verified_evidence(evidence: Evidence) -> VerifiedEvidence:
     """Re-read the message bytes and check them against the evidence, or refuse."""
     observation = evidence.observation
     content = bytes(observation.content)
@@ -227,59 +226,76 @@ def verified_evidence(evidence: Evidence) -> dict[str, Any]:
         context = content[ctx_start:ctx_end].decode("utf-8")
     except UnicodeDecodeError:
         raise EvidenceMismatch(details={"evidence_id": evidence.pk}) from None
-    row = {
-        "source_observation_id": str(observation.pk),
-        "source_message_id": observation.message_id,
-        "source_ordinal": observation.ordinal,
-        "role": observation.role,
-        "occurred_at": iso_utc(observation.occurred_at),
-        "quote": quote,
-        "byte_start": start,
-        "byte_end": end,
-        "context": context,
-        "context_complete": ctx_start == 0 and ctx_end == len(content),
-        "extractor_version": evidence.extractor_version,
-    }
-    if evidence.authored_by:
-        row["authored_by"] = evidence.authored_by
-    return row
+    return VerifiedEvidence(
+        evidence, quote, context, context_complete=ctx_start == 0 and ctx_end == len(content)
+    )
 
 
-def _row_bytes(row: dict[str, Any]) -> int:
-    return len(row["quote"].encode("utf-8")) + len(row["context"].encode("utf-8"))
+def _row_bytes(row: VerifiedEvidence) -> int:
+    return len(row.quote.encode("utf-8")) + len(row.context.encode("utf-8"))
+
+
+def _parse_known_at(raw: Any) -> datetime | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - {"known_at"}:
+        raise InvalidCitation(
+            'as_of must be an object with one field, "known_at".', details={"field": "as_of"}
+        )
+    value = raw.get("known_at")
+    try:
+        moment = parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidCitation(
+            "as_of.known_at must be a time with its offset, such as 2026-03-04T10:11:58Z.",
+            details={"field": "as_of.known_at"},
+        )
+    return moment
 
 
 def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitation:
-    """The seed's resolve: a fact with a page of evidence, every byte checked on each call."""
+    """The seed's resolve: a fact with a page of evidence, every byte checked on each call.
+
+    With ``as_of.known_at`` the fact and its sources are those the ledger believed then.
+    """
     if not isinstance(payload, dict):
         raise InvalidCitation()
     fact_id = _parse_id(payload.get("id"))
     limit = _parse_limit(payload["limit"]) if "limit" in payload else RESOLVE_DEFAULT_LIMIT
-    after = _parse_after(payload.get("after"), fact_id)
+    known_at = _parse_known_at(payload.get("as_of"))
+    scope = f"resolve:{fact_id}:{iso_utc(known_at) or ''}"
+    after = _parse_after(payload.get("after"), scope)
+    versions = FactVersion.objects.for_project(project).filter(
+        fact_id=fact_id,
+        fact__erased_at__isnull=True,
+        fact__subject__erased_at__isnull=True,
+    )
+    evidence = Evidence.objects.for_project(project).filter(
+        fact_id=fact_id, observation__erased_at__isnull=True
+    )
+    if known_at is None:
+        evidence = evidence.filter(known_until__isnull=True)
+    else:
+        versions = versions.filter(known_from__lte=known_at).filter(
+            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
+        )
+        evidence = evidence.filter(created_at__lte=known_at).filter(
+            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
+        )
     # The latest version carries the fact: one query for both.
     version = (
-        FactVersion.objects.for_project(project)
-        .select_related("fact", "fact__subject", "retraction")
-        .filter(
-            fact_id=fact_id,
-            fact__erased_at__isnull=True,
-            fact__subject__erased_at__isnull=True,
-        )
-        .order_by("-seq")
-        .first()
+        versions.select_related("fact", "fact__subject", "retraction").order_by("-seq").first()
     )
     if version is None:
         raise NotFound("No fact with this ID exists in this project.")
     fact = version.fact
     rows = list(
-        Evidence.objects.for_project(project)
-        .filter(fact=fact, pk__gt=after, observation__erased_at__isnull=True)
-        .select_related("observation")
-        .order_by("pk")[: limit + 1]
+        evidence.filter(pk__gt=after).select_related("observation").order_by("pk")[: limit + 1]
     )
-    body = fact_json(fact, version)
     budget = PAGE_BYTES - len(fact.statement.encode("utf-8"))
-    page: list[dict[str, Any]] = []
+    page: list[VerifiedEvidence] = []
     last_id = None
     for evidence in rows[:limit]:
         # A mismatch raises before anything is returned: never a partial, wrong answer.
@@ -292,13 +308,30 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
         budget -= size
         page.append(row)
         last_id = evidence.pk
-    body["evidence"] = page
+    next_cursor = None
     if len(page) < len(rows):
-        body["next"] = {"cursor": encode_cursor(scope=f"resolve:{fact_id}", position=[last_id])}
-    return ResolvedCitation(body=body, fact_id=str(fact.pk), source_count=len(page))
+        next_cursor = next_page(scope=scope, position=[last_id])
+    view = fact_view(version, known_at=known_at)
+    return ResolvedCitation(
+        view.fact, view.version, view.status, view.known, view.retraction, page, next_cursor
+    )
 
 
 # --- recall ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FactPage:
+    """A page of facts and the ``next`` object when there are more."""
+
+    facts: list[FactView]
+    next: dict[str, str] | None = None
+
+
+def _bad_after(exc: BadCursor) -> InvalidRequest:
+    return InvalidRequest(
+        "after must be the next value of the previous page, unchanged.", field="after"
+    )
 
 
 def recall_facts(
@@ -310,12 +343,21 @@ def recall_facts(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     limit: int = 50,
-) -> list[dict[str, Any]]:
-    """Facts about a subject true at ``valid_at`` as believed at ``known_at``.
+    after: Any = None,
+) -> FactPage:
+    """Facts about a subject true at ``valid_at`` as believed at ``known_at``, a page at a time.
 
     Both default to now; a ``known_at`` alone also sets ``valid_at`` (what was believed
-    true at that time). An end date recorded after ``known_at`` is not shown.
+    true at that time). An end date recorded after ``known_at`` is not shown. Pages go
+    by predicate, then latest start first.
     """
+    scope = "recall:" + json.dumps(
+        [subject_id, predicate, query, iso_utc(valid_at), iso_utc(known_at)]
+    )
+    try:
+        position = position_after(after, scope=scope, shape=(str, str, str))
+    except BadCursor as exc:
+        raise _bad_after(exc) from None
     now = timezone.now()
     as_of_known = known_at is not None
     known_at = known_at or now
@@ -326,7 +368,7 @@ def recall_facts(
         .first()
     )
     if subject is None:
-        return []
+        return FactPage([])
     versions = (
         FactVersion.objects.for_project(project)
         .filter(subject=subject, known_from__lte=known_at, valid_from__lte=valid_at)
@@ -342,13 +384,76 @@ def recall_facts(
         versions = versions.filter(
             Q(fact__statement__icontains=query) | Q(fact__value__icontains=query)
         )
-    facts = []
+    if position is not None:
+        last_predicate, last_from, last_id = position
+        last_from = parse_datetime(last_from)
+        versions = versions.filter(
+            Q(predicate__gt=last_predicate)
+            | Q(predicate=last_predicate, valid_from__lt=last_from)
+            | Q(predicate=last_predicate, valid_from=last_from, fact_id__gt=last_id)
+        )
+    facts: list[FactView] = []
     for version in versions.iterator(chunk_size=200):
-        valid, known = _valid(version), _known(version)
         # The database filter is inclusive on both ends; the interval rules are exact.
-        if not (valid.contains(valid_at) and known.contains(known_at)):
+        if not (
+            version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
+        ):
             continue
-        facts.append(fact_json(version.fact, version, known_at=known_at if as_of_known else None))
-        if len(facts) >= limit:
-            break
-    return facts
+        if len(facts) == limit:
+            last = facts[-1].version
+            return FactPage(
+                facts,
+                next_page(
+                    scope=scope,
+                    position=[last.predicate, iso_utc(last.valid_from), str(last.fact_id)],
+                ),
+            )
+        facts.append(fact_view(version, known_at=known_at if as_of_known else None))
+    return FactPage(facts)
+
+
+INVENTORY_DEFAULT_LIMIT = 50
+INVENTORY_MAX_LIMIT = 200
+
+
+def facts_inventory(
+    *,
+    project: Project,
+    subject_id: str | None = None,
+    predicate: str | None = None,
+    status: str | None = None,
+    limit: int = INVENTORY_DEFAULT_LIMIT,
+    after: Any = None,
+) -> FactPage:
+    """Every fact of the project as its latest version shows it, newest first, a page at a time."""
+    scope = "facts:" + json.dumps([subject_id, predicate, status])
+    try:
+        position = position_after(after, scope=scope, shape=(str, str))
+    except BadCursor as exc:
+        raise _bad_after(exc) from None
+    later = FactVersion.objects.filter(fact=OuterRef("fact"), seq__gt=OuterRef("seq"))
+    versions = (
+        FactVersion.objects.for_project(project)
+        .filter(~Exists(later), fact__erased_at__isnull=True, subject__erased_at__isnull=True)
+        .select_related("fact", "fact__subject", "retraction")
+        .order_by("-fact__created_at", "-fact_id")
+    )
+    if subject_id is not None:
+        versions = versions.filter(subject__external_id=subject_id)
+    if predicate is not None:
+        versions = versions.filter(predicate=predicate)
+    if status is not None:
+        versions = versions.filter(status=status)
+    if position is not None:
+        created_at, fact_id = parse_datetime(position[0]), position[1]
+        versions = versions.filter(
+            Q(fact__created_at__lt=created_at) | Q(fact__created_at=created_at, fact_id__lt=fact_id)
+        )
+    rows = list(versions[: limit + 1])
+    page = [fact_view(version) for version in rows[:limit]]
+    if len(rows) <= limit:
+        return FactPage(page)
+    last = page[-1].fact
+    return FactPage(
+        page, next_page(scope=scope, position=[last.created_at.isoformat(), str(last.pk)])
+    )

@@ -8,8 +8,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
+from attest.fields import StrictCharField, StrictChoiceField, StrictIntegerField
 from citations.extract.extractor import PREDICATES
+from citations.extract.intervals import STATUSES
 from citations.models import Role
+from citations.selectors import iso_utc
+from citations.services.authoring import AuthoredStatement
 
 MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
@@ -42,12 +46,12 @@ class InstantField(serializers.DateTimeField):
 
 
 class MessageIn(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    role = serializers.ChoiceField(choices=Role.values)
-    text = serializers.CharField(trim_whitespace=False)
+    id = StrictCharField(max_length=200)
+    role = StrictChoiceField(choices=Role.values)
+    text = StrictCharField(trim_whitespace=False)
     occurred_at = InstantField()
-    session = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    ordinal = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
+    session = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    ordinal = StrictIntegerField(min_value=0, max_value=2**31 - 1, required=False)
 
     def validate_text(self, value: str) -> str:
         if len(value.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
@@ -65,7 +69,7 @@ class MessageIn(serializers.Serializer):
 
 
 class ObservationsIn(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
+    subject = StrictCharField(max_length=200)
     messages = MessageIn(many=True, allow_empty=False, max_length=MAX_MESSAGES)
 
     def validate_messages(self, value: list[dict]) -> list[dict]:
@@ -81,11 +85,18 @@ class AsOf(serializers.Serializer):
 
 
 class RecallIn(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
-    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
-    query = serializers.CharField(max_length=200, required=False)
+    subject = StrictCharField(max_length=200)
+    predicate = StrictChoiceField(choices=sorted(PREDICATES), required=False)
+    query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
-    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    limit = StrictIntegerField(min_value=1, max_value=200, default=50)
+    after = serializers.JSONField(
+        required=False, help_text="The previous page's `next`, sent back unchanged."
+    )
+
+
+class ResolveAsOf(serializers.Serializer):
+    known_at = InstantField()
 
 
 class ResolveIn(serializers.Serializer):
@@ -96,64 +107,148 @@ class ResolveIn(serializers.Serializer):
     after = serializers.JSONField(
         required=False, help_text="The previous page's `next`, sent back unchanged."
     )
+    as_of = ResolveAsOf(
+        required=False,
+        help_text="The fact and its sources as the ledger believed them at `known_at`.",
+    )
 
 
-# --- responses (documentation of the shapes the selectors build) -------------
+class StatementIn(serializers.Serializer):
+    """A fact as a person states it (an authored record, or a correction's replacement)."""
+
+    predicate = StrictChoiceField(choices=sorted(PREDICATES))
+    statement = StrictCharField(max_length=2000)
+    value = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="What the fact says, such as a city; by default the statement itself.",
+    )
+    valid_from = InstantField(required=False, help_text="Default: now.")
+    valid_until = InstantField(required=False, help_text="Default: open.")
+    role = StrictChoiceField(choices=Role.values, default=Role.USER)
+
+    def validate(self, attrs):
+        start, end = attrs.get("valid_from"), attrs.get("valid_until")
+        if start is not None and end is not None and end <= start:
+            raise serializers.ValidationError({"valid_until": "Must come after valid_from."})
+        return attrs
+
+    def statement_object(self) -> AuthoredStatement:
+        return authored_statement(self.validated_data)
+
+
+def authored_statement(data: dict) -> AuthoredStatement:
+    return AuthoredStatement(
+        predicate=data.get("predicate", ""),
+        statement=data["statement"],
+        value=data.get("value", ""),
+        valid_from=data.get("valid_from"),
+        valid_until=data.get("valid_until"),
+        role=data["role"],
+    )
+
+
+class AuthoredFactIn(StatementIn):
+    subject = StrictCharField(max_length=200)
+    authored_by = StrictCharField(max_length=200, help_text="Who states it: a name or handle.")
+
+
+class ReplacementIn(StatementIn):
+    predicate = StrictChoiceField(
+        choices=sorted(PREDICATES), required=False, help_text="Default: the retracted fact's."
+    )
+    valid_from = InstantField(required=False, help_text="Default: the retracted fact's.")
+
+
+class RetractIn(serializers.Serializer):
+    reason = StrictCharField(max_length=2000, help_text="Why the fact is withdrawn.")
+    replacement = ReplacementIn(
+        required=False, help_text="A correction: the fact that is true instead."
+    )
+
+    def replacement_object(self) -> AuthoredStatement | None:
+        replacement = self.validated_data.get("replacement")
+        return authored_statement(replacement) if replacement is not None else None
+
+
+# --- responses: the views render the selectors' objects through these -------------
+
+
+class UtcTimeField(serializers.DateTimeField):
+    """An instant rendered in UTC with a Z, the form every ledger response uses."""
+
+    def to_representation(self, value):
+        return iso_utc(value)
 
 
 class IntervalOut(serializers.Serializer):
     # "from" is a Python keyword, so the field is declared below.
-    until = serializers.DateTimeField(allow_null=True)
-    from_inclusive = serializers.BooleanField()
-    until_inclusive = serializers.BooleanField()
+    until = UtcTimeField(source="end", allow_null=True)
+    from_inclusive = serializers.BooleanField(source="start_inclusive")
+    until_inclusive = serializers.BooleanField(source="end_inclusive")
     from_precision = serializers.ChoiceField(
-        choices=["instant", "day", "week", "month", "year"], required=False
+        source="precision", choices=["instant", "day", "week", "month", "year"], required=False
     )
 
 
-IntervalOut._declared_fields["from"] = serializers.DateTimeField()
+IntervalOut._declared_fields["from"] = UtcTimeField(source="start")
 
 
 class RetractionOut(serializers.Serializer):
     id = serializers.UUIDField()
-    retracted_by = serializers.CharField()
-    retracted_at = serializers.DateTimeField()
-    replacement_id = serializers.UUIDField(allow_null=True)
+    retracted_by = serializers.CharField(help_text="Who withdrew the fact.")
+    retracted_at = UtcTimeField()
+    reason = serializers.CharField(help_text="Why, as the person gave it.")
+    replacement_id = serializers.UUIDField(
+        allow_null=True, help_text="The fact that replaces it (a correction), or null."
+    )
 
 
 class FactOut(serializers.Serializer):
     id = serializers.UUIDField()
-    version = serializers.CharField()
-    subject = serializers.CharField()
-    predicate = serializers.CharField()
-    value = serializers.CharField()
-    statement = serializers.CharField()
-    source_role = serializers.CharField()
-    status = serializers.ChoiceField(
-        choices=["current", "validity_closed", "knowledge_closed", "retracted", "reinterpreted"]
-    )
+    version = serializers.CharField(source="tag")
+    subject = serializers.CharField(source="fact.subject.external_id")
+    predicate = serializers.CharField(source="fact.predicate")
+    value = serializers.CharField(source="fact.value")
+    statement = serializers.CharField(source="fact.statement")
+    source_role = serializers.CharField(source="fact.source_role")
+    status = serializers.ChoiceField(choices=list(STATUSES))
     valid = IntervalOut()
     known = IntervalOut()
-    superseded_by = serializers.UUIDField(allow_null=True)
-    supersession_source_observation_id = serializers.UUIDField(allow_null=True)
+    superseded_by = serializers.UUIDField(source="version.superseded_by_id", allow_null=True)
+    supersession_source_observation_id = serializers.UUIDField(
+        source="version.supersession_source_observation_id", allow_null=True
+    )
     retraction = RetractionOut(allow_null=True)
-    generation = serializers.IntegerField()
-    reinterpreted_by = serializers.IntegerField(allow_null=True)
+    generation = serializers.IntegerField(source="fact.generation_id")
+    reinterpreted_by = serializers.IntegerField(
+        source="version.reinterpreted_by_id", allow_null=True
+    )
 
 
 class EvidenceOut(serializers.Serializer):
-    source_observation_id = serializers.UUIDField()
-    source_message_id = serializers.CharField()
-    source_ordinal = serializers.IntegerField()
-    role = serializers.CharField()
-    occurred_at = InstantField()
+    source_observation_id = serializers.UUIDField(source="observation.pk")
+    source_message_id = serializers.CharField(source="observation.message_id")
+    source_ordinal = serializers.IntegerField(source="observation.ordinal")
+    role = serializers.CharField(source="observation.role")
+    occurred_at = UtcTimeField(source="observation.occurred_at")
     quote = serializers.CharField()
-    byte_start = serializers.IntegerField()
-    byte_end = serializers.IntegerField()
+    byte_start = serializers.IntegerField(source="evidence.byte_start")
+    byte_end = serializers.IntegerField(source="evidence.byte_end")
     context = serializers.CharField()
     context_complete = serializers.BooleanField()
-    extractor_version = serializers.CharField()
-    authored_by = serializers.CharField(required=False)
+    extractor_version = serializers.CharField(source="evidence.extractor_version")
+    authored_by = serializers.CharField(
+        source="evidence.authored_by",
+        required=False,
+        help_text="Present only on evidence a person wrote directly (an authored record).",
+    )
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if not body.get("authored_by"):
+            body.pop("authored_by", None)
+        return body
 
 
 class CursorOut(serializers.Serializer):
@@ -164,27 +259,36 @@ class ResolveOut(FactOut):
     evidence = EvidenceOut(many=True)
     next = CursorOut(required=False, help_text="Send back unchanged as `after`; absent at the end.")
 
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if body.get("next") is None:
+            body.pop("next", None)
+        return body
+
 
 class ObservationOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    message_id = serializers.CharField()
+    id = serializers.UUIDField(source="observation.pk")
+    message_id = serializers.CharField(source="observation.message_id")
     subject = serializers.CharField()
-    role = serializers.CharField()
-    occurred_at = InstantField()
-    received_at = serializers.DateTimeField()
-    sha256 = serializers.CharField()
-    bytes = serializers.IntegerField()
-    session = serializers.CharField()
-    ordinal = serializers.IntegerField()
+    role = serializers.CharField(source="observation.role")
+    occurred_at = UtcTimeField(source="observation.occurred_at")
+    received_at = UtcTimeField(source="observation.received_at")
+    sha256 = serializers.CharField(source="observation.content_sha256")
+    bytes = serializers.SerializerMethodField()
+    session = serializers.CharField(source="observation.session")
+    ordinal = serializers.IntegerField(source="observation.ordinal")
     created = serializers.BooleanField(help_text="False when the message ID was already stored.")
+
+    def get_bytes(self, item) -> int:
+        return len(item.observation.content)
 
 
 class IngestedFactOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    predicate = serializers.CharField()
-    value = serializers.CharField()
-    statement = serializers.CharField()
-    status = serializers.CharField()
+    id = serializers.UUIDField(source="fact.pk")
+    predicate = serializers.CharField(source="fact.predicate")
+    value = serializers.CharField(source="fact.value")
+    statement = serializers.CharField(source="fact.statement")
+    status = serializers.ChoiceField(choices=list(STATUSES))
     change = serializers.ChoiceField(choices=["created", "evidence_added", "validity_closed"])
 
 
@@ -193,5 +297,64 @@ class ObservationsOut(serializers.Serializer):
     facts = IngestedFactOut(many=True)
 
 
-class RecallOut(serializers.Serializer):
+class FactPageOut(serializers.Serializer):
     facts = FactOut(many=True)
+    next = CursorOut(
+        required=False, help_text="Send back unchanged as `after`; absent on the last page."
+    )
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if body.get("next") is None:
+            body.pop("next", None)
+        return body
+
+
+class RecallOut(FactPageOut):
+    pass
+
+
+class InventoryOut(FactPageOut):
+    pass
+
+
+class DigitsField(serializers.CharField):
+    """A whole number written in a query string: digits only, so "5.0" and "1e3" are refused."""
+
+    default_error_messages = {"invalid": "A whole number is required."}
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        self.min_value, self.max_value = min_value, max_value
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        if not text.isascii() or not text.isdigit():
+            self.fail("invalid")
+        value = int(text)
+        if not self.min_value <= value <= self.max_value:
+            raise serializers.ValidationError(f"Must be from {self.min_value} to {self.max_value}.")
+        return value
+
+
+class InventoryQuery(serializers.Serializer):
+    """The query string of GET /v1/facts; a parameter it does not know is refused."""
+
+    subject = serializers.CharField(max_length=200, required=False)
+    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
+    status = serializers.ChoiceField(choices=list(STATUSES), required=False)
+    limit = DigitsField(min_value=1, max_value=200, required=False, help_text="Default 50.")
+    after = serializers.CharField(
+        required=False, help_text="The previous page's `next.cursor`, unchanged."
+    )
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError(
+                {unknown[0]: f"unknown parameter; the parameters are {', '.join(self.fields)}."}
+            )
+        repeated = [name for name in self.fields if len(data.getlist(name)) > 1]
+        if repeated:
+            raise serializers.ValidationError({repeated[0]: "Give this parameter once."})
+        return super().to_internal_value(data)

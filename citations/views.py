@@ -2,25 +2,36 @@
 
 from __future__ import annotations
 
+import logging
+import uuid
+
 from django.conf import settings
 from django_ratelimit.core import is_ratelimited
 from django_ratelimit.exceptions import Ratelimited
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from attest.errors import NotFound, client_code
 from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
-from citations.selectors import iso_utc
+from citations.selectors import INVENTORY_DEFAULT_LIMIT
 from citations.services import (
     MessageIn,
     citation_resolve,
     facts_recall,
     observations_ingest,
 )
+from citations.services.audit import audit_failure
+from citations.services.authoring import fact_author
+from citations.services.corrections import fact_retract
+from citations.services.reads import facts_list
+
+logger = logging.getLogger("attest.citations")
 
 AUTH_ERRORS = {
     401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
@@ -31,6 +42,14 @@ AUTH_ERRORS = {
 
 def _credential_key(group: str, request) -> str:
     return request.user.credential.prefix
+
+
+def parse_fact_id(raw: str) -> uuid.UUID:
+    """A fact ID from the path: one that is not a UUID names no fact, like an unknown one."""
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise NotFound("No fact with this ID exists in this project.") from None
 
 
 class LedgerView(APIView):
@@ -53,8 +72,52 @@ class LedgerView(APIView):
         """(project, actor for the audit log, request ID) of an authenticated request."""
         return request.user.project, request.user.actor, getattr(request, "request_id", "")
 
+    # The audit operation of each method: a refused or failed call is recorded under it.
+    operations: dict[str, str] = {}
+
+    def audited_ids(self, request: Request) -> list[str]:
+        """The IDs a failed call named, when they are well-formed IDs (never free text)."""
+        return []
+
+    def handle_exception(self, exc: Exception) -> Response:
+        self._audit_failure(exc)
+        return super().handle_exception(exc)
+
+    def _audit_failure(self, exc: Exception) -> None:
+        # Only calls that reached the operation: without a project there is no chain, and
+        # a throttled call did nothing (recording each one would let a flood fill the log).
+        principal = getattr(self.request, "_user", None)
+        project = getattr(principal, "project", None)
+        operation = self.operations.get(self.request.method)
+        if project is None or operation is None or isinstance(exc, Ratelimited):
+            return
+        try:
+            object_ids = self.audited_ids(self.request)
+        except APIException:  # a body that is not JSON names no ID
+            object_ids = []
+        try:
+            audit_failure(
+                project=project,
+                operation=operation,
+                actor=principal.actor,
+                object_ids=object_ids,
+                outcome=client_code(exc),
+                request_id=getattr(self.request, "request_id", ""),
+            )
+        except Exception:  # the original error is what the client must see
+            logger.exception("could not audit a failed %s", operation)
+
+
+def _uuid_or_nothing(raw: object) -> list[str]:
+    try:
+        return [str(uuid.UUID(raw))] if isinstance(raw, str) else []
+    except ValueError:
+        return []
+
 
 class ObservationsView(LedgerView):
+    operations = {"POST": "observations.ingest"}
+
     @extend_schema(
         summary="Ingest messages",
         description=(
@@ -112,45 +175,21 @@ class ObservationsView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        body = {
-            "observations": [
-                {
-                    "id": str(obs.pk),
-                    "message_id": obs.message_id,
-                    "subject": data.validated_data["subject"],
-                    "role": obs.role,
-                    "occurred_at": iso_utc(obs.occurred_at),
-                    "received_at": iso_utc(obs.received_at),
-                    "sha256": obs.content_sha256,
-                    "bytes": len(obs.content),
-                    "session": obs.session,
-                    "ordinal": obs.ordinal,
-                    "created": created,
-                }
-                for obs, created in result.observations
-            ],
-            "facts": [
-                {
-                    "id": str(fact.pk),
-                    "predicate": fact.predicate,
-                    "value": fact.value,
-                    "statement": fact.statement,
-                    "status": status_now,
-                    "change": change,
-                }
-                for fact, change, status_now in result.fact_statuses()
-            ],
-        }
+        body = s.ObservationsOut(result).data
         return Response(body, status=status.HTTP_201_CREATED)
 
 
 class RecallView(LedgerView):
+    operations = {"POST": "facts.recall"}
+
     @extend_schema(
         summary="Recall facts about a subject",
         description=(
             "Facts true now and believed now, unless `as_of` asks for another valid time "
             "(`valid_at`) or known time (`known_at`). With `known_at` alone, `valid_at` "
-            "defaults to it. Optional `predicate` and `query` (text in the statement or value)."
+            "defaults to it. Optional `predicate` and `query` (text in the statement or value). "
+            "At most `limit` facts (default 50, at most 200) a page; send `next` back "
+            "unchanged as `after` for the next page."
         ),
         request=s.RecallIn,
         responses={
@@ -165,7 +204,7 @@ class RecallView(LedgerView):
         data.is_valid(raise_exception=True)
         project, actor, request_id = self.caller(request)
         as_of = data.validated_data.get("as_of") or {}
-        facts = facts_recall(
+        page = facts_recall(
             project=project,
             subject_id=data.validated_data["subject"],
             predicate=data.validated_data.get("predicate"),
@@ -173,13 +212,20 @@ class RecallView(LedgerView):
             valid_at=as_of.get("valid_at"),
             known_at=as_of.get("known_at"),
             limit=data.validated_data["limit"],
+            after=data.validated_data.get("after"),
             actor=actor,
             request_id=request_id,
         )
-        return Response({"facts": facts})
+        return Response(s.RecallOut(page).data)
 
 
 class ResolveView(LedgerView):
+    operations = {"POST": "citation.resolve"}
+
+    def audited_ids(self, request: Request) -> list[str]:
+        data = request.data if isinstance(request.data, dict) else {}
+        return _uuid_or_nothing(data.get("id"))
+
     @extend_schema(
         summary="Resolve a citation",
         description=(
@@ -204,7 +250,145 @@ class ResolveView(LedgerView):
     )
     def post(self, request: Request) -> Response:
         project, actor, request_id = self.caller(request)
-        body = citation_resolve(
+        resolved = citation_resolve(
             project=project, payload=request.data, actor=actor, request_id=request_id
         )
-        return Response(body)
+        return Response(s.ResolveOut(resolved).data)
+
+
+RESOLVED_FACT = "The fact as `POST /v1/citations/resolve` shows it, first page of evidence."
+
+
+class FactRetractView(LedgerView):
+    operations = {"POST": "fact.retract"}
+
+    def audited_ids(self, request: Request) -> list[str]:
+        return _uuid_or_nothing(self.kwargs.get("fact_id"))
+
+    @extend_schema(
+        summary="Retract or correct a fact",
+        description=(
+            "Withdraw a fact: its known interval closes and `retraction` records who, when "
+            "and why. With `replacement` (a correction) the fact that is true instead is "
+            "stored as an authored record by the same credential, and "
+            "`retraction.replacement_id` names it. Facts the withdrawn one had closed hold "
+            "again over its span. A fact is retracted once: a second retraction is refused "
+            "and the first stands."
+        ),
+        request=s.RetractIn,
+        responses={
+            200: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
+            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
+            **AUTH_ERRORS,
+            404: error_response("`not_found`: unknown, erased, or another project's ID (alike)."),
+            409: error_response(
+                "`already_retracted`: retracted before (the first retraction stands); "
+                "`fact_not_believed`: a rebuild or a merge already closed it."
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "A correction",
+                request_only=True,
+                value={
+                    "reason": "The user meant Cork, not Dublin.",
+                    "replacement": {"statement": "I moved to Cork in March.", "value": "Cork"},
+                },
+            )
+        ],
+        tags=["fact ledger"],
+    )
+    def post(self, request: Request, fact_id: str) -> Response:
+        project, actor, request_id = self.caller(request)
+        data = s.RetractIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        resolved = fact_retract(
+            project=project,
+            fact_id=parse_fact_id(fact_id),
+            reason=data.validated_data["reason"],
+            replacement=data.replacement_object(),
+            actor=actor,
+            request_id=request_id,
+        )
+        return Response(s.ResolveOut(resolved).data)
+
+
+class FactsView(LedgerView):
+    operations = {"GET": "facts.list", "POST": "fact.author"}
+
+    @extend_schema(
+        summary="Record inventory",
+        description=(
+            "Every fact of the project, newest first, as its latest version shows it "
+            "(retracted and closed facts included), optionally for one `subject`, "
+            "`predicate` or `status`. `limit` facts a page (default 50, at most 200); send "
+            "`next.cursor` back as `after` for the next page."
+        ),
+        parameters=[s.InventoryQuery],
+        responses={
+            200: s.InventoryOut,
+            400: error_response("`invalid_request` (with `details.field`)."),
+            **AUTH_ERRORS,
+        },
+        tags=["fact ledger"],
+    )
+    def get(self, request: Request) -> Response:
+        project, actor, request_id = self.caller(request)
+        query = s.InventoryQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = facts_list(
+            project=project,
+            subject_id=query.validated_data.get("subject"),
+            predicate=query.validated_data.get("predicate"),
+            status=query.validated_data.get("status"),
+            limit=query.validated_data.get("limit", INVENTORY_DEFAULT_LIMIT),
+            after=query.validated_data.get("after"),
+            actor=actor,
+            request_id=request_id,
+        )
+        return Response(s.InventoryOut(page).data)
+
+    @extend_schema(
+        summary="Write an authored record",
+        description=(
+            "A person states a fact directly. It is stored as a message of its own and "
+            "placed on the subject's timeline like an extracted fact (a functional "
+            "predicate supersedes the value it follows); its evidence carries "
+            "`authored_by`. A statement of the value already believed adds evidence to "
+            "that fact instead of a second one."
+        ),
+        request=s.AuthoredFactIn,
+        responses={
+            201: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
+            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
+            **AUTH_ERRORS,
+        },
+        examples=[
+            OpenApiExample(
+                "An authored record",
+                request_only=True,
+                value={
+                    "subject": "user-1",
+                    "predicate": "lives_in",
+                    "statement": "Lives in Cork since June.",
+                    "value": "Cork",
+                    "authored_by": "support:ana",
+                    "valid_from": "2026-06-01T00:00:00Z",
+                },
+            )
+        ],
+        tags=["fact ledger"],
+    )
+    def post(self, request: Request) -> Response:
+        project, actor, request_id = self.caller(request)
+        data = s.AuthoredFactIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        resolved = fact_author(
+            project=project,
+            subject_id=data.validated_data["subject"],
+            statement=data.statement_object(),
+            authored_by=data.validated_data["authored_by"],
+            actor=actor,
+            request_id=request_id,
+        )
+        return Response(s.ResolveOut(resolved).data, status=status.HTTP_201_CREATED)

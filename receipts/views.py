@@ -10,20 +10,12 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
+from attest.fields import StrictCharField
 from attest.schema import error_response
 from billing.unpaid import unpaid_limited
 from receipts import selectors, services
 
 JWKS_MAX_AGE = 300  # short, so a rotated-in key reaches caches within minutes
-
-
-class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers, lists and objects instead of turning them into text."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class AnyStringField(StrictCharField):

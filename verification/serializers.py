@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from rest_framework import serializers
 
 from attest.errors import InvalidRequest
+from attest.fields import StrictBooleanField, StrictCharField, StrictFloatField
 from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
 from verification.batches import MAX_CITATIONS, MAX_QUOTES, check_batch_size
 from verification.crossref import (
@@ -24,35 +25,6 @@ from verification.pipeline import MODES, VERDICTS, normalised_quote
 # A raw quote this long cannot normalise down to 1,000 characters in any sensible
 # request; refusing it early keeps normalisation cheap.
 MAX_RAW_QUOTE_CHARS = 20_000
-
-
-class StrictCharField(serializers.CharField):
-    """A JSON string only: a number or list is refused, not turned into text."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """JSON true or false only: "yes", "false", 1 and 0 are refused, not guessed at."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
-
-
-class StrictFloatField(serializers.FloatField):
-    """A JSON number only: a string such as "0.9" and a boolean are refused."""
-
-    default_error_messages = {"invalid": "A JSON number is required."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class NoUnknownFields(serializers.Serializer):

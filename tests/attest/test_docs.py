@@ -7,7 +7,10 @@ In a documented answer an object may leave keys out, a string ending in "…" st
 string starting with what comes before it, a list ending in "…" for a longer list, and
 other values must be the real ones (``data-shape-only``: the same JSON types). A block may
 ask for ``data-needs="no-trial"`` or ``data-receipt-from="GET /path"`` (its body's
-``receipt`` is then a real one from that answer). URLs of the outside world are served by
+``receipt`` is then a real one from that answer). Ledger examples ask for
+``data-needs="credential"``: the blocks of a page then run in order with one new project's
+credential, and ``data-id-from="facts.0.id"`` puts that value of the previous block's answer
+in place of the sample fact ID the page shows. URLs of the outside world are served by
 a loopback page server. ``data-commands`` blocks are shell sessions: their ``curl`` lines
 are fetched from the service and ``python -m receipts.check`` runs for real.
 """
@@ -31,6 +34,7 @@ from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from receipts.check.cli import main as check_main
 from receipts.core.check_findings import FAILURE_KINDS
+from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
 
 pytestmark = pytest.mark.django_db
@@ -81,6 +85,7 @@ class Example:
     shape_only: bool
     needs: str | None
     receipt_from: str | None
+    id_from: str | None
 
 
 def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
@@ -95,13 +100,29 @@ def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
                 path=path.strip(),
                 body=body.strip() or None,
                 status=int(block.xpath(".//*[@data-status]")[0].text_content()),
-                response=json.loads(block.xpath(".//*[@data-response]")[0].text_content()),
+                response=_documented_body(block.xpath(".//*[@data-response]")[0].text_content()),
                 shape_only=block.get("data-shape-only") is not None,
                 needs=block.get("data-needs"),
                 receipt_from=block.get("data-receipt-from"),
+                id_from=block.get("data-id-from"),
             )
         )
     return found
+
+
+def _documented_body(text: str):
+    """JSON, or NDJSON shown one object a line (then compared as a list of lines)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in text.strip().splitlines()]
+
+
+def _answered_body(response):
+    if response.get("Content-Type", "").startswith("application/x-ndjson"):
+        body = b"".join(response.streaming_content).decode()
+        return [json.loads(line) for line in body.splitlines()]
+    return response.json()
 
 
 def _same_type(documented, real) -> bool:
@@ -143,22 +164,40 @@ def assert_documented(documented, real, where: str, shape_only: bool) -> None:
         )
 
 
-def _run_example(api, settings, server: PageServer, example: Example):
+# The fact ID the ledger pages show; the harness puts a real one in its place.
+SAMPLE_FACT_ID = "4b7f0c1e-2d9a-4e3b-8f61-0a5c9e2d7b14"
+
+
+def _value_at(answer, dotted: str):
+    for part in dotted.split("."):
+        answer = answer[int(part)] if isinstance(answer, list) else answer[part]
+    return answer
+
+
+def _run_example(
+    api, settings, server: PageServer, example: Example, *, ledger=None, previous=None
+):
+    client = api
     if example.needs == "no-trial":
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
+    elif example.needs in ("credential", "ledger"):
+        client = ledger.client
     else:
         assert example.needs is None, f"unknown precondition {example.needs}"
-    if example.body is None:
-        return api.generic(example.method, example.path)
-    body = json.loads(example.body)
+    path, raw_body = example.path, example.body
+    if example.id_from:
+        real_id = _value_at(previous, example.id_from)
+        path = path.replace(SAMPLE_FACT_ID, real_id)
+        raw_body = raw_body and raw_body.replace(SAMPLE_FACT_ID, real_id)
+    if raw_body is None:
+        return client.generic(example.method, path)
+    body = json.loads(raw_body)
     if example.receipt_from:
-        method, path = example.receipt_from.split(" ", 1)
-        body["receipt"] = api.generic(method, path).json()["receipt"]
+        method, receipt_path = example.receipt_from.split(" ", 1)
+        body["receipt"] = api.generic(method, receipt_path).json()["receipt"]
     if isinstance(body.get("url"), str) and body["url"] in OUTSIDE_PAGES:
         body["url"] = server.url(urlsplit(body["url"]).path)
-    return api.generic(
-        example.method, example.path, json.dumps(body), content_type="application/json"
-    )
+    return client.generic(example.method, path, json.dumps(body), content_type="application/json")
 
 
 # --- rendering and navigation ---------------------------------------------------------------
@@ -201,18 +240,36 @@ def test_docs_pages_only_answer_reads(client):
 
 # --- every example runs ---------------------------------------------------------------------
 
-WITH_EXAMPLES = ["verify-quote", "receipt-verify", "payments"]
+WITH_EXAMPLES = [
+    "verify-quote",
+    "receipt-verify",
+    "payments",
+    "ledger/rebuilds",
+    "ledger/erasures",
+    "ledger/subject-export",
+    "ledger/retraction",
+    "ledger/authored-records",
+    "ledger/record-inventory",
+]
 
 
 @pytest.mark.parametrize("slug", WITH_EXAMPLES)
 def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, service, slug):
     examples = _examples(_html(client, f"/docs/{slug}"))
     assert examples, f"/docs/{slug} shows no example"
+    ledger, previous = make_ledger(), None
+    if any(e.needs == "ledger" for e in examples):
+        # The lifecycle pages start from the seed's message: user-1 said it in m1.
+        ledger.ingest("user-1", ("m1", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"))
     for example in examples:
-        response = _run_example(api, settings, service, example)
+        response = _run_example(api, settings, service, example, ledger=ledger, previous=previous)
+        previous = _answered_body(response)
         where = f"{example.method} {example.path} on /docs/{slug}"
-        assert response.status_code == example.status, (where, response.content[:500])
-        assert_documented(example.response, response.json(), where, example.shape_only)
+        assert response.status_code == example.status, (
+            where,
+            getattr(response, "content", b"")[:500],
+        )
+        assert_documented(example.response, previous, where, example.shape_only)
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
 
 
@@ -318,7 +375,17 @@ def test_the_charging_table_is_the_code_table(client):
     ]
 
 
-@pytest.mark.parametrize("slug", ["verify-quote", "receipt-verify", "payments"])
+@pytest.mark.parametrize(
+    "slug",
+    [
+        "verify-quote",
+        "receipt-verify",
+        "payments",
+        "ledger/retraction",
+        "ledger/authored-records",
+        "ledger/record-inventory",
+    ],
+)
 def test_every_error_a_page_lists_says_its_status_code_and_charge(client, slug):
     rows = _rows(_html(client, f"/docs/{slug}"), "status")
     assert rows

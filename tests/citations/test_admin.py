@@ -82,3 +82,58 @@ def test_admin_suspension_and_revocation_go_through_audited_services(staff, ledg
         .values_list("operation", flat=True)
     )
     assert operations == ["project.suspend", "project.reinstate", "credential.revoke"]
+
+
+def test_staff_retract_from_the_admin_through_the_audited_service(staff, ledger):
+    from citations.models import AuditEvent, Retraction
+
+    response = ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:00:00Z"))
+    fact_id = response.json()["facts"][0]["id"]
+    url = reverse("admin:citations_fact_changelist")
+    asked = staff.post(url, {"action": "retract", "_selected_action": [fact_id]})
+    assert asked.status_code == 200
+    assert b"reason" in asked.content
+    assert not Retraction.objects.exists()
+
+    done = staff.post(
+        url,
+        {"action": "retract", "_selected_action": [fact_id], "apply": "1", "reason": "Spam."},
+    )
+    assert done.status_code == 302
+    body = ledger.resolve(fact_id).json()
+    assert body["status"] == "retracted"
+    assert body["retraction"]["retracted_by"] == "staff:staff"
+    assert body["retraction"]["reason"] == "Spam."
+    event = AuditEvent.objects.get(operation="fact.retract")
+    assert event.actor == "staff:staff" and fact_id in event.object_ids
+
+    staff.post(
+        url, {"action": "retract", "_selected_action": [fact_id], "apply": "1", "reason": "x"}
+    )
+    assert Retraction.objects.get().reason == "Spam."
+
+
+def test_the_fact_page_stays_read_only_for_staff(staff, ledger):
+    response = ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:00:00Z"))
+    fact_id = response.json()["facts"][0]["id"]
+    page = staff.get(reverse("admin:citations_fact_change", args=[fact_id]))
+    assert b'name="statement"' not in page.content
+
+
+def test_the_project_list_shows_each_chain_status(staff, ledger):
+    from citations.models import AuditEvent
+
+    ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:00:00Z"))
+    url = reverse("admin:citations_project_changelist")
+    assert b"intact" in staff.get(url).content
+    last = AuditEvent.objects.get(project=ledger.project)
+    AuditEvent.objects.create(
+        project=ledger.project,
+        seq=2,
+        operation="x",
+        actor="x",
+        created_at=last.created_at,
+        prev_hash="0" * 64,
+        hash="e" * 64,
+    )
+    assert b"BROKEN at event 2" in staff.get(url).content

@@ -123,3 +123,51 @@ def test_resolve_outside_any_transaction_answers_and_is_audited():
     assert response.json()["evidence"][0]["quote"] == "I moved to Dublin in March"
     assert AuditEvent.objects.filter(operation="citation.resolve").count() == 1
     assert audit_chain_intact(project=ledger.project)
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_a_retraction_racing_a_supersession_holds_every_invariant(round_):
+    from citations.models import Retraction
+
+    ledger = make_ledger()
+    ledger.ingest("u", ("m1", "I moved to Dublin in March.", "2025-03-05T10:00:00Z"))
+    cork = ledger.ingest("u", ("m2", "I moved to Cork in June.", "2025-06-05T10:00:00Z"))
+    cork_id = next(f["id"] for f in cork.json()["facts"] if f["value"] == "Cork")
+    galway = {
+        "subject": "u",
+        "messages": [
+            {
+                "id": "m3",
+                "role": "user",
+                "text": "I moved to Galway in September.",
+                "occurred_at": "2025-09-05T10:00:00Z",
+            }
+        ],
+    }
+
+    def retract(reason):
+        return lambda: (
+            client_for(ledger)
+            .post(f"/v1/facts/{cork_id}/retract", {"reason": reason}, format="json")
+            .status_code
+        )
+
+    def supersede():
+        return client_for(ledger).post("/v1/observations", galway, format="json").status_code
+
+    statuses = run_together([retract("first"), supersede, retract("second")])
+    assert sorted(statuses) == [200, 201, 409]
+    # Whichever came first, the timeline is the one without Cork.
+    believed = FactVersion.objects.filter(project=ledger.project, known_until__isnull=True)
+    timeline = sorted(
+        (v.fact.value, v.valid_from.month, v.valid_until and v.valid_until.month, v.status)
+        for v in believed
+    )
+    assert timeline == [("Dublin", 3, 9, "validity_closed"), ("Galway", 9, None, "current")]
+    dublin = next(v for v in believed if v.fact.value == "Dublin")
+    assert dublin.superseded_by.value == "Galway"
+    retraction = Retraction.objects.get(project=ledger.project)
+    latest = FactVersion.objects.filter(fact_id=cork_id).order_by("-seq").first()
+    assert (latest.status, latest.retraction_id) == ("retracted", retraction.pk)
+    assert audit_chain_intact(project=ledger.project)
+    assert AuditEvent.objects.filter(project=ledger.project, operation="fact.retract").count() == 2

@@ -13,6 +13,8 @@ pytestmark = pytest.mark.django_db
         ("/v1/observations", {"201", "400", "401", "403", "409", "429"}),
         ("/v1/recall", {"200", "400", "401", "403", "429"}),
         ("/v1/citations/resolve", {"200", "400", "401", "403", "404", "422", "429", "500"}),
+        ("/v1/facts", {"201", "400", "401", "403", "429"}),
+        ("/v1/facts/{fact_id}/retract", {"200", "400", "401", "403", "404", "409", "429"}),
     ],
 )
 def test_schema_lists_each_ledger_route_with_its_errors(api, path, statuses):
@@ -20,3 +22,10 @@ def test_schema_lists_each_ledger_route_with_its_errors(api, path, statuses):
     operation = schema["paths"][path]["post"]
     assert set(operation["responses"]) == statuses
     assert operation["security"] == [{"projectCredential": []}]
+
+
+def test_schema_documents_the_record_inventory_and_its_parameters(api):
+    operation = api.get("/v1/openapi.json").json()["paths"]["/v1/facts"]["get"]
+    assert set(operation["responses"]) == {"200", "400", "401", "403", "429"}
+    names = {parameter["name"] for parameter in operation["parameters"]}
+    assert names == {"subject", "predicate", "status", "limit", "after"}

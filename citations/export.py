@@ -1,0 +1,281 @@
+"""The subject export: every live row about one subject, as NDJSON, from one snapshot.
+
+One line a row, in this order: the subject, its messages (with their text), its facts
+(each as resolve shows it now, with its whole version history), their evidence (the
+quote re-read from the message bytes and checked), retractions, the generations that
+admitted or retired its facts, and a closing ``end`` line with the counts, so a client
+can tell a complete export from a cut connection. Erased rows are tombstones and are
+never exported.
+
+Memory stays flat however large the subject: rows come from the database in chunks
+(a server-side cursor on PostgreSQL) and each line is written as soon as it is built.
+All of it is read in one transaction: REPEATABLE READ on PostgreSQL, a deferred read
+transaction on SQLite (WAL keeps its snapshot and lets writers go on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection, models, transaction
+from django.db.models import F
+from django.db.models.functions import Substr
+from django.utils import timezone
+
+from attest.errors import NotFound
+from citations.models import Evidence, FactVersion, Generation, Observation, Project, Retraction
+from citations.models import Subject as SubjectModel
+from citations.rebuilds import KIND_NAMES
+from citations.selectors import EvidenceMismatch, fact_view, iso_utc
+from citations.serializers import FactOut
+from citations.services.audit import audit_record
+
+CHUNK = 500
+# Messages can be 1 MiB each: fewer of them per fetch keeps the peak bounded.
+MESSAGE_CHUNK = 64
+LINE_TYPES = ("subject", "observation", "fact", "evidence", "retraction", "generation", "end")
+
+
+@contextmanager
+def export_snapshot() -> Iterator[None]:
+    """One read transaction that sees a single committed state for the whole stream."""
+    if connection.vendor == "sqlite" and not connection.in_atomic_block:
+        connection.ensure_connection()
+        mode = getattr(connection, "transaction_mode", None)
+        connection.transaction_mode = "DEFERRED"
+        try:
+            with transaction.atomic():
+                yield
+        finally:
+            connection.transaction_mode = mode
+        return
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def _line(kind: str, body: dict) -> bytes:
+    return (
+        json.dumps({"type": kind, **body}, ensure_ascii=False, separators=(",", ":")).encode()
+        + b"\n"
+    )
+
+
+def subject_export(
+    *, project: Project, subject_id: str, actor: str, request_id: str = ""
+) -> Iterator[bytes]:
+    """Check the subject, audit the export, and return its lines (already in the snapshot).
+
+    The first line is produced before this returns, so an unknown or erased subject is a
+    404 rather than an empty stream.
+    """
+    subject = (
+        SubjectModel.objects.for_project(project)
+        .filter(external_id=subject_id, erased_at__isnull=True)
+        .first()
+    )
+    if subject is None:
+        raise NotFound("No subject with this ID exists in this project.")
+    with transaction.atomic():
+        audit_record(
+            project=project,
+            operation="subject.export",
+            actor=actor,
+            object_ids=[str(subject.pk)],
+            request_id=request_id,
+        )
+    lines = _lines(project, subject.pk)
+    first = next(lines)
+    return _chain(first, lines)
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
+def _lines(project: Project, subject_pk: int) -> Iterator[bytes]:
+    with export_snapshot():
+        subject = (
+            SubjectModel.objects.for_project(project)
+            .filter(pk=subject_pk, erased_at__isnull=True)
+            .first()
+        )
+        if subject is None:  # erased between the check and the snapshot
+            raise NotFound("No subject with this ID exists in this project.")
+        counts = dict.fromkeys(LINE_TYPES[1:-1], 0)
+        yield _line(
+            "subject",
+            {
+                "id": subject.external_id,
+                "created_at": iso_utc(subject.created_at),
+                "exported_at": iso_utc(timezone.now()),
+            },
+        )
+        for line in _observations(project, subject):
+            counts["observation"] += 1
+            yield line
+        generations: set[int] = set()
+        for line in _facts(project, subject, generations):
+            counts["fact"] += 1
+            yield line
+        for line in _evidence(project, subject):
+            counts["evidence"] += 1
+            yield line
+        for line in _retractions(project, subject):
+            counts["retraction"] += 1
+            yield line
+        for generation in (
+            Generation.objects.for_project(project).filter(pk__in=generations).order_by("pk")
+        ):
+            counts["generation"] += 1
+            yield _line(
+                "generation",
+                {
+                    "id": generation.pk,
+                    "kind": KIND_NAMES.get(generation.kind, generation.kind),
+                    "state": generation.state,
+                    "extractor_version": generation.extractor_version,
+                    "created_at": iso_utc(generation.created_at),
+                },
+            )
+        yield _line("end", {"counts": counts})
+
+
+def _observations(project: Project, subject) -> Iterator[bytes]:
+    rows = (
+        Observation.objects.for_project(project)
+        .filter(subject=subject, erased_at__isnull=True)
+        .order_by("occurred_at", "message_id", "ordinal")
+    )
+    for observation in rows.iterator(chunk_size=MESSAGE_CHUNK):
+        content = bytes(observation.content)
+        if hashlib.sha256(content).hexdigest() != observation.content_sha256:
+            raise EvidenceMismatch(details={"observation_id": str(observation.pk)})
+        yield _line(
+            "observation",
+            {
+                "id": str(observation.pk),
+                "message_id": observation.message_id,
+                "role": observation.role,
+                "occurred_at": iso_utc(observation.occurred_at),
+                "received_at": iso_utc(observation.received_at),
+                "session": observation.session,
+                "ordinal": observation.ordinal,
+                "sha256": observation.content_sha256,
+                "text": content.decode("utf-8"),
+            },
+        )
+
+
+def _version_json(version: FactVersion) -> dict:
+    return {
+        "seq": version.seq,
+        "status": version.status,
+        "valid_from": iso_utc(version.valid_from),
+        "valid_until": iso_utc(version.valid_until),
+        "known_from": iso_utc(version.known_from),
+        "known_until": iso_utc(version.known_until),
+        "superseded_by": str(version.superseded_by_id) if version.superseded_by_id else None,
+        "retraction_id": str(version.retraction_id) if version.retraction_id else None,
+        "reinterpreted_by": version.reinterpreted_by_id,
+    }
+
+
+def _facts(project: Project, subject, generations: set[int]) -> Iterator[bytes]:
+    """One line a fact: its latest version as resolve shows it, and every version."""
+    rows = (
+        FactVersion.objects.for_project(project)
+        .filter(subject=subject, fact__erased_at__isnull=True)
+        .select_related("fact", "fact__subject", "retraction")
+        .order_by("fact_id", "seq")
+    )
+    # One serializer for every line: building its fields costs more than rendering a fact.
+    renderer = FactOut()
+    history: list[FactVersion] = []
+    for version in rows.iterator(chunk_size=CHUNK):
+        if history and history[-1].fact_id != version.fact_id:
+            yield _fact_line(renderer, history, generations)
+            history = []
+        history.append(version)
+    if history:
+        yield _fact_line(renderer, history, generations)
+
+
+def _fact_line(renderer: FactOut, history: list[FactVersion], generations: set[int]) -> bytes:
+    latest = history[-1]
+    generations.add(latest.fact.generation_id)
+    generations.update(v.reinterpreted_by_id for v in history if v.reinterpreted_by_id)
+    body = dict(renderer.to_representation(fact_view(latest)))
+    body["versions"] = [_version_json(version) for version in history]
+    return _line("fact", body)
+
+
+def _evidence(project: Project, subject) -> Iterator[bytes]:
+    """Evidence with its quote cut from the message by the database, then checked here."""
+    rows = (
+        Evidence.objects.for_project(project)
+        .filter(
+            fact__subject=subject,
+            fact__erased_at__isnull=True,
+            observation__erased_at__isnull=True,
+        )
+        .annotate(
+            quote_bytes=Substr(
+                "observation__content",
+                F("byte_start") + 1,
+                F("byte_end") - F("byte_start"),
+                output_field=models.BinaryField(),
+            )
+        )
+        .select_related(None)
+        .order_by("pk")
+    )
+    for evidence in rows.iterator(chunk_size=CHUNK):
+        quote = bytes(evidence.quote_bytes)
+        if hashlib.sha256(quote).hexdigest() != evidence.quote_sha256:
+            # The stream stops without its end line: never a wrong quote.
+            raise EvidenceMismatch(details={"evidence_id": evidence.pk})
+        body = {
+            "id": evidence.pk,
+            "fact_id": str(evidence.fact_id),
+            "observation_id": str(evidence.observation_id),
+            "byte_start": evidence.byte_start,
+            "byte_end": evidence.byte_end,
+            "quote": quote.decode("utf-8"),
+            "extractor_version": evidence.extractor_version,
+            # Membership is versioned: a closed row is a source the fact had until then.
+            "known_from": iso_utc(evidence.created_at),
+            "known_until": iso_utc(evidence.known_until),
+        }
+        if evidence.authored_by:
+            body["authored_by"] = evidence.authored_by
+        yield _line("evidence", body)
+
+
+def _retractions(project: Project, subject) -> Iterator[bytes]:
+    rows = (
+        Retraction.objects.for_project(project)
+        .filter(fact__subject=subject, fact__erased_at__isnull=True)
+        .order_by("retracted_at", "pk")
+    )
+    for retraction in rows.iterator(chunk_size=CHUNK):
+        yield _line(
+            "retraction",
+            {
+                "id": str(retraction.pk),
+                "fact_id": str(retraction.fact_id),
+                "retracted_by": retraction.retracted_by,
+                "retracted_at": iso_utc(retraction.retracted_at),
+                "reason": retraction.reason,
+                "replacement_id": str(retraction.replacement_id)
+                if retraction.replacement_id
+                else None,
+            },
+        )

@@ -1,0 +1,39 @@
+"""Recompute each project's audit hash chain and name the first broken link."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from citations.models import AuditEvent, Project
+from citations.services.audit import audit_chain_first_break
+
+
+class Command(BaseCommand):
+    help = (
+        "Check the audit log's hash chain of one project (by name or numeric id) or of "
+        "every project; exits non-zero and names the first broken link if one is found."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", nargs="?", help="the project's name or id; default all")
+
+    def handle(self, *args, project: str | None = None, **options):
+        projects = Project.objects.order_by("pk")
+        if project is not None:
+            found = projects.filter(name=project).first()
+            if found is None and project.isdigit():
+                found = projects.filter(pk=int(project)).first()
+            if found is None:
+                raise CommandError(f"No project named {project!r}.")
+            projects = [found]
+        broken = []
+        for each in projects:
+            events = AuditEvent.objects.for_project(each).count()
+            first_break = audit_chain_first_break(project=each)
+            if first_break is None:
+                self.stdout.write(f"{each.name}: intact ({events} events)")
+                continue
+            broken.append(each.name)
+            self.stdout.write(
+                f"{each.name}: BROKEN at event {first_break.seq}: {first_break.reason}"
+            )
+        if broken:
+            raise CommandError(f"Audit chain broken for: {', '.join(broken)}.")

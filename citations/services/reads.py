@@ -1,0 +1,126 @@
+"""Reads of the ledger that leave an audit event: resolve and recall."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+
+from citations.models import Project
+from citations.selectors import (
+    INVENTORY_DEFAULT_LIMIT,
+    FactPage,
+    ResolvedCitation,
+    facts_inventory,
+    recall_facts,
+    resolve_fact,
+)
+from citations.services.audit import audit_record
+
+
+@contextmanager
+def read_snapshot() -> Iterator[None]:
+    """One transaction whose reads all see the same committed state.
+
+    On PostgreSQL the default READ COMMITTED lets each statement see a newer
+    state, so a fact and its evidence could come from two moments; REPEATABLE
+    READ makes a resolve page the consistent snapshot the seed promises. Inside
+    an enclosing transaction (tests, or a caller's own) that one decides. SQLite
+    transactions are serialised already.
+    """
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def citation_resolve(
+    *, project: Project, payload: Any, actor: str, request_id: str = ""
+) -> ResolvedCitation:
+    """Resolve a fact ID (see selectors.resolve_fact) and audit how many sources left."""
+    with read_snapshot():
+        resolved = resolve_fact(project=project, payload=payload)
+    with transaction.atomic():
+        audit_record(
+            project=project,
+            operation="citation.resolve",
+            actor=actor,
+            object_ids=[str(resolved.id)],
+            source_count=resolved.source_count,
+            request_id=request_id,
+        )
+    return resolved
+
+
+def facts_recall(
+    *,
+    project: Project,
+    subject_id: str,
+    actor: str,
+    predicate: str | None = None,
+    query: str | None = None,
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+    limit: int = 50,
+    after: Any = None,
+    request_id: str = "",
+) -> FactPage:
+    """Recall facts (see selectors.recall_facts) and audit which IDs were returned."""
+    with transaction.atomic():
+        page = recall_facts(
+            project=project,
+            subject_id=subject_id,
+            predicate=predicate,
+            query=query,
+            valid_at=valid_at,
+            known_at=known_at,
+            limit=limit,
+            after=after,
+        )
+        audit_record(
+            project=project,
+            operation="facts.recall",
+            actor=actor,
+            object_ids=[str(fact.id) for fact in page.facts],
+            source_count=len(page.facts),
+            request_id=request_id,
+        )
+    return page
+
+
+def facts_list(
+    *,
+    project: Project,
+    actor: str,
+    subject_id: str | None = None,
+    predicate: str | None = None,
+    status: str | None = None,
+    limit: int = INVENTORY_DEFAULT_LIMIT,
+    after: Any = None,
+    request_id: str = "",
+) -> FactPage:
+    """The record inventory (see selectors.facts_inventory), audited like recall."""
+    with read_snapshot():
+        page = facts_inventory(
+            project=project,
+            subject_id=subject_id,
+            predicate=predicate,
+            status=status,
+            limit=limit,
+            after=after,
+        )
+    with transaction.atomic():
+        audit_record(
+            project=project,
+            operation="facts.list",
+            actor=actor,
+            object_ids=[str(fact.id) for fact in page.facts],
+            source_count=len(page.facts),
+            request_id=request_id,
+        )
+    return page
