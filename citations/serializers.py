@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from attest.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictUUIDField
 from citations.extract.extractor import PREDICATES
 from citations.models import Role
 
@@ -15,6 +17,7 @@ MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
 # Clocks differ a little; a message "from the future" beyond this is refused.
 CLOCK_SKEW = timedelta(minutes=5)
+MAX_OFFSET = timedelta(hours=14)
 
 
 class InstantField(serializers.DateTimeField):
@@ -22,6 +25,8 @@ class InstantField(serializers.DateTimeField):
 
     default_error_messages = {
         "naive": "Give the time with its offset, such as 2026-03-04T10:11:58Z.",
+        "offset": "The offset must be between -14:00 and +14:00, as every time zone's is.",
+        "range": "The time must be within the years 1 to 9999 in UTC.",
     }
 
     def enforce_timezone(self, value):
@@ -38,16 +43,24 @@ class InstantField(serializers.DateTimeField):
             parsed = None
         if parsed is not None and parsed.tzinfo is None:
             self.fail("naive")
-        return super().to_internal_value(value)
+        instant = super().to_internal_value(value)
+        # PostgreSQL refuses an offset past 15:59, and no zone has one past 14:00.
+        if abs(instant.utcoffset()) > MAX_OFFSET:
+            self.fail("offset")
+        try:
+            instant.astimezone(UTC)  # stored and shown in UTC, where year 1 may become 0
+        except OverflowError:
+            self.fail("range")
+        return instant
 
 
 class MessageIn(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    role = serializers.ChoiceField(choices=Role.values)
-    text = serializers.CharField(trim_whitespace=False)
+    id = StrictCharField(max_length=200)
+    role = StrictChoiceField(choices=Role.values)
+    text = StrictCharField(trim_whitespace=False)
     occurred_at = InstantField()
-    session = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    ordinal = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
+    session = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    ordinal = StrictIntegerField(min_value=0, max_value=2**31 - 1, required=False)
 
     def validate_text(self, value: str) -> str:
         if len(value.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
@@ -65,8 +78,10 @@ class MessageIn(serializers.Serializer):
 
 
 class ObservationsIn(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
-    messages = MessageIn(many=True, allow_empty=False, max_length=MAX_MESSAGES)
+    subject = StrictCharField(max_length=200)
+    messages = serializers.ListField(
+        child=MessageIn(), min_length=1, max_length=MAX_MESSAGES, help_text="1 to 100 messages."
+    )
 
     def validate_messages(self, value: list[dict]) -> list[dict]:
         ids = [message["id"] for message in value]
@@ -81,21 +96,39 @@ class AsOf(serializers.Serializer):
 
 
 class RecallIn(serializers.Serializer):
-    subject = serializers.CharField(max_length=200)
-    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
-    query = serializers.CharField(max_length=200, required=False)
+    subject = StrictCharField(max_length=200)
+    predicate = StrictChoiceField(choices=sorted(PREDICATES), required=False)
+    query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
-    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    limit = StrictIntegerField(min_value=1, max_value=200, default=50)
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"cursor": {"type": "string"}},
+                "required": ["cursor"],
+            },
+            {"type": "string"},
+        ],
+        "description": (
+            "The previous page's `next`, sent back unchanged (or its `cursor` string alone); "
+            "anything else is `400 invalid_citation`."
+        ),
+    }
+)
+class AfterField(serializers.JSONField):
+    """The page cursor: read by the resolve selector, documented here."""
 
 
 class ResolveIn(serializers.Serializer):
     """Documentation only: resolve parses its own input so every fault is invalid_citation."""
 
-    id = serializers.UUIDField()
-    limit = serializers.IntegerField(min_value=1, max_value=32, default=8)
-    after = serializers.JSONField(
-        required=False, help_text="The previous page's `next`, sent back unchanged."
-    )
+    id = StrictUUIDField()
+    limit = StrictIntegerField(min_value=1, max_value=32, default=8)
+    after = AfterField(required=False)
 
 
 # --- responses (documentation of the shapes the selectors build) -------------
