@@ -64,6 +64,13 @@ def _usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
     )
 
 
+def _unreadable(usage: dict | None) -> bool:
+    # django-ratelimit's answer when the cache gave no count: a limit of 0 (no rate has
+    # one) and time_left -1. A time_left below 0 with a real limit is only a window that
+    # ended while the call was counted, which is no failure.
+    return usage is not None and usage["limit"] == 0
+
+
 def rate_limit(*, key: str, rate: str, policy: str, count: bool = True) -> RateDecision:
     """Count one request under ``key`` at ``rate`` (``300/m``); ``count=False`` only looks.
 
@@ -74,12 +81,16 @@ def rate_limit(*, key: str, rate: str, policy: str, count: bool = True) -> RateD
     """
     limit, window = parse_rate(rate)
     usage = _usage(key, rate, policy, count)
-    if usage is not None and usage["time_left"] < 0:  # the count could not be read
+    if _unreadable(usage):
         usage = _usage(key, rate, policy, count)
     if usage is None:  # RATELIMIT_ENABLE is off
         return RateDecision(policy=policy, limit=limit, window=window, used=0, reset=window)
-    if usage["time_left"] < 0:
+    if _unreadable(usage):
         raise CountUnreadable(f"the cache did not give the {policy} count twice in a row")
     return RateDecision(
-        policy=policy, limit=limit, window=window, used=usage["count"], reset=usage["time_left"]
+        policy=policy,
+        limit=limit,
+        window=window,
+        used=usage["count"],
+        reset=max(0, usage["time_left"]),
     )

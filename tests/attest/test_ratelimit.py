@@ -61,3 +61,30 @@ def test_a_ledger_call_whose_count_stays_unreadable_is_503_unavailable(evicting_
     assert response.status_code == 503
     assert int(response["Retry-After"]) > 0
     assert response.json()["error"]["details"] == {"dependency": "cache"}
+
+
+class _Clock:
+    """time.time for django-ratelimit: each count's window is found at one second and its
+    time left reckoned at the next (every window ends while the call is counted)."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+        self.calls = 0
+
+    def time(self) -> float:
+        self.calls += 1
+        if self.calls % 2 == 0:
+            self.now += 1
+        return self.now
+
+
+def test_a_window_that_ends_while_a_call_is_counted_is_no_refusal(monkeypatch):
+    # time_left came out -1 and the limiter took it for a failed cache: a 429 for a caller
+    # far under the limit (a "/s" rate meets this at nearly every second's edge).
+    import django_ratelimit.core
+
+    now = 1_800_000_000.0
+    monkeypatch.setattr(django_ratelimit.core, "time", _Clock(now))
+    decision = rate_limit(key="edge", rate="100/s", policy="t")
+    assert decision.allowed
+    assert (decision.used, decision.reset) == (1, 0)
