@@ -18,7 +18,9 @@ the run tests the routes rather than the 429. Every check is on; any failure fai
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -97,6 +99,21 @@ def answer_every_name_nxdomain() -> None:
     threading.Thread(target=serve, daemon=True).start()
 
 
+ACCESS_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/[0-9.]+" ([0-9]{3})')
+
+
+def answers_seen(access_log: str) -> str:
+    """What each route answered in the run, from gunicorn's access log."""
+    tally: collections.Counter = collections.Counter()
+    for method, target, status in ACCESS_LINE.findall(access_log):
+        tally[(f"{method} {target.split('?')[0]}", status)] += 1
+    lines = ["answers seen (route: status x count):"]
+    for route in sorted({route for route, _status in tally}):
+        counts = ", ".join(f"{s} x{n}" for (r, s), n in sorted(tally.items()) if r == route)
+        lines.append(f"  {route}: {counts}")
+    return "\n".join(lines)
+
+
 def run(examples: int, seed: int | None) -> int:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     if internet_reachable():
@@ -153,7 +170,7 @@ def run(examples: int, seed: int | None) -> int:
             [
                 *(str(BIN / "gunicorn"), "attest.wsgi", "--bind", f"127.0.0.1:{port}"),
                 *("--workers", "3", "--timeout", "60", "--limit-request-line", "8190"),
-                *("--limit-request-field_size", "20480"),
+                *("--limit-request-field_size", "20480", "--access-logfile", "-"),
             ],
             cwd=ROOT,
             env=env,
@@ -174,9 +191,14 @@ def run(examples: int, seed: int | None) -> int:
         if seed is not None:
             command += ["--seed", str(seed)]
         started = time.monotonic()
-        hooks = {"SCHEMATHESIS_HOOKS": "fuzz_hooks", "PYTHONPATH": str(ROOT / "scripts")}
+        hooks = {
+            "SCHEMATHESIS_HOOKS": "fuzz_hooks",
+            "PYTHONPATH": str(ROOT / "scripts"),
+            "ATTEST_FUZZ_PAGE": f"{base}/v1/sample/page",
+        }
         done = subprocess.run(command, cwd=work, env={**env, **hooks})
         print(f"schemathesis: exit {done.returncode} in {time.monotonic() - started:.0f} s")
+        print(answers_seen((work / "server.log").read_text(errors="replace")))
         if done.returncode != 0:
             log = (work / "server.log").read_text(errors="replace")
             print("--- the service's log (last 4000 characters) ---\n" + log[-4000:])
