@@ -18,7 +18,6 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404
-from django_ratelimit.exceptions import Ratelimited
 from django_redis.exceptions import ConnectionInterrupted
 from rest_framework import exceptions as drf
 from rest_framework import status
@@ -100,12 +99,17 @@ class Unavailable(AttestError):
     message = "A service Attest depends on did not answer; retry after the seconds in Retry-After."
 
 
+class CountUnreadable(Exception):
+    """The cache answered but did not give a rate limit's count (read twice)."""
+
+
 # What a dependency that refuses, drops or times out a connection raises: a restart, a
 # failover, a full disk. Such an outage is temporary, so it is a 503 to retry, not a 500.
 DATABASE_OUTAGES = (OperationalError, InterfaceError)
 # django-redis raises Redis's own connection and timeout errors (ConnectionInterrupted is
-# its wrapper, raised where it does not unwrap them).
-CACHE_OUTAGES = (redis.ConnectionError, redis.TimeoutError, ConnectionInterrupted)
+# its wrapper, raised where it does not unwrap them); a rate limit's count the cache
+# would not give even on a second read is an outage too.
+CACHE_OUTAGES = (redis.ConnectionError, redis.TimeoutError, ConnectionInterrupted, CountUnreadable)
 # Seconds a client should wait: a PostgreSQL or Redis restart takes about this long.
 OUTAGE_RETRY_AFTER = 5
 
@@ -250,10 +254,6 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
         code, message, details = too_large_body()
     elif isinstance(exc, Http404):
         status_code, code, message, details = 404, *_DRF_CODES[drf.NotFound], {}
-    elif isinstance(exc, Ratelimited):
-        status_code, code, details = 429, "rate_limited", {}
-        message = _DRF_CODES[drf.Throttled][1]
-        headers["Retry-After"] = "60"
     elif isinstance(exc, DjangoPermissionDenied):
         status_code, code, message, details = 403, *_DRF_CODES[drf.PermissionDenied], {}
     elif isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):

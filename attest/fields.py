@@ -1,8 +1,24 @@
-"""Serializer fields that take JSON types as sent: no number read as text, no "true" as true."""
+"""Request fields that take exactly the JSON types the OpenAPI schema gives them.
+
+DRF's own fields are forgiving: a CharField turns 5 into "5", an IntegerField takes "5",
+a BooleanField takes "yes" and 1, a UUIDField takes an integer. The schema says
+``string``, ``integer`` and ``boolean``, so each of those is refused here, and what a
+string may not hold (a NUL, a lone surrogate, nothing but spaces) is in the schema as a
+``pattern``, so a client reading the schema learns every rule the field applies.
+"""
 
 from __future__ import annotations
 
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
+
+# What DRF's CharField refuses in every string (ProhibitNullCharactersValidator; a lone
+# surrogate, which ProhibitSurrogateCharactersValidator refuses, is not valid Unicode and
+# so outside any JSON string a schema describes).
+TEXT_PATTERN = r"^[^\x00]*$"
+# The same, with at least one character that is not white space: DRF trims a string
+# before it refuses a blank one.
+NOT_BLANK_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 
 class StrictCharField(serializers.CharField):
@@ -10,6 +26,21 @@ class StrictCharField(serializers.CharField):
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+    def schema_pattern(self) -> str | None:
+        blank_refused = self.trim_whitespace and not self.allow_blank
+        return NOT_BLANK_PATTERN if blank_refused else TEXT_PATTERN
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer only: "5", 5.0 and true are refused."""
+
+    default_error_messages = {"invalid": "A JSON integer is required."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
 
@@ -34,21 +65,85 @@ class StrictFloatField(serializers.FloatField):
         return super().to_internal_value(data)
 
 
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON whole number only: "8", 8.0 and true are refused."""
-
-    default_error_messages = {"invalid": "A whole JSON number is required."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 class StrictChoiceField(serializers.ChoiceField):
-    """One of the choices, sent as a JSON string: 1 is not "1"."""
+    """One of the listed strings: 1 never matches the choice "1", nor true "True"."""
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid_choice", input=data)
         return super().to_internal_value(data)
+
+
+class StrictUUIDField(serializers.UUIDField):
+    """A UUID as a JSON string: DRF would also take an integer and make a UUID of it."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
+class NoUnknownFields(serializers.Serializer):
+    """Refuses a field it does not know: a misspelt "treshold" would otherwise be ignored."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            for name in data:
+                if name not in self.fields:
+                    raise serializers.ValidationError(
+                        {name: f"unknown field; the fields are {', '.join(self.fields)}."}
+                    )
+        return super().to_internal_value(data)
+
+
+# --- what the schema says about them (drf-spectacular extensions) ----------------
+
+
+class StrictCharFieldSchema(OpenApiSerializerFieldExtension):
+    target_class = StrictCharField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        alternatives = schema.get("oneOf")
+        if alternatives and alternatives[-1] == {"type": "string", "maxLength": 0}:
+            # drf-spectacular adds "or the empty string" for allow_blank; the string schema
+            # takes "" already, and oneOf would refuse a value both alternatives match.
+            outer = {k: v for k, v in schema.items() if k != "oneOf"}
+            schema = {**alternatives[0], **outer}
+        if direction == "request" and schema.get("type") == "string" and "enum" not in schema:
+            pattern = self.target.schema_pattern()
+            if pattern and "pattern" not in schema and "format" not in schema:
+                schema["pattern"] = pattern
+        return schema
+
+
+class NoUnknownFieldsSchema(OpenApiSerializerExtension):
+    target_class = NoUnknownFields
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
+
+
+class ExampleDictField(serializers.DictField):
+    """A free-form object in an answer, documented with a real example of its keys.
+
+    Without one, a schema reader (and Swagger UI, with its ``additionalProp1``) sees no
+    key the object ever holds.
+    """
+
+    def __init__(self, *, example: dict, **kwargs):
+        self.schema_example = example
+        super().__init__(**kwargs)
+
+
+class ExampleDictFieldSchema(OpenApiSerializerFieldExtension):
+    target_class = ExampleDictField
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        return {**schema, "example": self.target.schema_example}

@@ -15,4 +15,10 @@ class RequestIDFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = request_id_var.get()
         record.client_request_id = client_request_id_var.get() or "-"
+        # Django logs each 4xx/5xx answer after the middleware returned (the context is
+        # reset by then) and passes the request along: its IDs are on it.
+        request = getattr(record, "request", None)
+        if record.request_id == "-" and getattr(request, "request_id", None):
+            record.request_id = request.request_id
+            record.client_request_id = getattr(request, "client_request_id", None) or "-"
         return True

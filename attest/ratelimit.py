@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from django_ratelimit.core import get_usage
 
+from attest.errors import CountUnreadable
+
 _RATE = re.compile(r"([0-9]+)/([0-9]*)([smhd])")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -56,20 +58,39 @@ class RateDecision:
         }
 
 
+def _usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
+    return get_usage(
+        None, group=f"attest:{policy}", key=lambda _group, _request: key, rate=rate, increment=count
+    )
+
+
+def _unreadable(usage: dict | None) -> bool:
+    # django-ratelimit's answer when the cache gave no count: a limit of 0 (no rate has
+    # one) and time_left -1. A time_left below 0 with a real limit is only a window that
+    # ended while the call was counted, which is no failure.
+    return usage is not None and usage["limit"] == 0
+
+
 def rate_limit(*, key: str, rate: str, policy: str, count: bool = True) -> RateDecision:
     """Count one request under ``key`` at ``rate`` (``300/m``); ``count=False`` only looks.
 
-    A cache that cannot be reached refuses (the decision is not allowed, wait 1 s) rather
-    than letting unbounded work through.
+    A count the cache momentarily fails to give (the key evicted or expired between
+    django-ratelimit's add and incr) is read once more; one that still cannot be read
+    raises ``CountUnreadable`` (a 503 ``unavailable``, as a cache outage), never a 429 the
+    caller did not earn, nor a pass for unbounded work.
     """
     limit, window = parse_rate(rate)
-    usage = get_usage(
-        None, group=f"attest:{policy}", key=lambda _group, _request: key, rate=rate, increment=count
-    )
+    usage = _usage(key, rate, policy, count)
+    if _unreadable(usage):
+        usage = _usage(key, rate, policy, count)
     if usage is None:  # RATELIMIT_ENABLE is off
         return RateDecision(policy=policy, limit=limit, window=window, used=0, reset=window)
-    if usage["time_left"] < 0:  # the cache failed
-        return RateDecision(policy=policy, limit=limit, window=window, used=limit + 1, reset=1)
+    if _unreadable(usage):
+        raise CountUnreadable(f"the cache did not give the {policy} count twice in a row")
     return RateDecision(
-        policy=policy, limit=limit, window=window, used=usage["count"], reset=usage["time_left"]
+        policy=policy,
+        limit=limit,
+        window=window,
+        used=usage["count"],
+        reset=max(0, usage["time_left"]),
     )

@@ -1,7 +1,21 @@
-"""OpenAPI pieces every app's routes share: the one error envelope."""
+"""OpenAPI pieces every app's routes share: the error envelope, its codes, and the contract.
+
+``error_response`` documents one error status of a route with the codes it can carry (an
+``enum``, and one example each). ``document_contract`` (a drf-spectacular postprocessing
+hook) then adds what every route shares, by walking the schema's operations, so a new
+route gets it without a line of its own: the public ``servers`` entry, ``X-Request-ID``
+on every answer, ``Retry-After`` on every 429 and 503, the RateLimit headers on limited
+routes, the x402 headers on priced ones, ``400 invalid_json``, ``413`` and ``415`` where
+a body is read, ``503 unavailable`` (a database or cache outage) and ``500``.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -24,6 +38,190 @@ class ErrorEnvelope(serializers.Serializer):
     error = ErrorBody()
 
 
-def error_response(description: str) -> OpenApiResponse:
-    """A documented error status whose body is the standard envelope."""
-    return OpenApiResponse(ErrorEnvelope, description=description)
+# Codes an error description may name, beyond those of AttestError subclasses: the
+# ones views raise with a code= of their own, and DRF's (attest.errors maps them).
+_EXTRA_CODES = {
+    "invalid_json",
+    "unauthenticated",
+    "forbidden",
+    "method_not_allowed",
+    "not_acceptable",
+    "unsupported_media_type",
+    "request_too_large",
+    "internal_error",
+    "payment_required",
+}
+_TOKEN = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+
+
+def known_codes() -> set[str]:
+    """Every code an AttestError subclass carries, plus the handler's own."""
+    from attest.errors import AttestError
+
+    codes, pending = set(_EXTRA_CODES), [AttestError]
+    while pending:
+        cls = pending.pop()
+        codes.add(cls.code)
+        pending.extend(cls.__subclasses__())
+    return codes
+
+
+def codes_named_in(description: str) -> list[str]:
+    """The error codes a description names, in order (reasons and field names are not)."""
+    known = known_codes()
+    found: list[str] = []
+    for token in _TOKEN.findall(description):
+        if token in known and token not in found:
+            found.append(token)
+    return found
+
+
+def error_response(description: str, codes: Iterable[str] | None = None) -> OpenApiResponse:
+    """A documented error status: the envelope, with ``codes`` (else those named) as its enum."""
+    listed = list(codes) if codes is not None else codes_named_in(description)
+    return OpenApiResponse(error_schema(listed), description=description)
+
+
+def error_schema(codes: list[str]) -> dict[str, Any]:
+    code: dict[str, Any] = {"type": "string", "description": "Stable snake_case code."}
+    if codes:
+        code["enum"] = list(codes)
+    return {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message", "details"],
+                "properties": {
+                    "code": code,
+                    "message": {"type": "string", "description": "One sentence to act on."},
+                    "details": {
+                        "type": "object",
+                        "description": "e.g. field, reason, limit_bytes, accepts.",
+                    },
+                },
+            }
+        },
+    }
+
+
+# --- the contract every route shares (postprocessing hook) ------------------------
+
+_JSON = "application/json"
+_REQUEST_ID = {
+    "description": "The ID the server made for this call (logs, records, receipts).",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+}
+_RETRY_AFTER = {
+    "description": "Seconds to wait before retrying.",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1},
+}
+_RATE_LIMIT = {
+    "RateLimit-Policy": {
+        "description": 'The quota and its window in seconds, e.g. `"unpaid";q=300;w=60`.',
+        "schema": {"type": "string"},
+    },
+    "RateLimit": {
+        "description": 'What is left and seconds until the window resets: `"unpaid";r=17;t=42`.',
+        "schema": {"type": "string"},
+    },
+}
+_PAYMENT_REQUIRED = {
+    "description": "The x402 v2 offer (PaymentRequired), base64 JSON.",
+    "required": True,
+    "schema": {"type": "string"},
+}
+_PAYMENT_RESPONSE = {
+    "description": "On a paid answer: the settlement (x402 SettlementResponse), base64 JSON.",
+    "schema": {"type": "string"},
+}
+# The answers any operation can give, with the codes they carry and what they mean.
+_SHARED = {
+    "500": ("internal_error", "An unexpected failure, logged under the X-Request-ID."),
+    "503": (
+        "unavailable",
+        "unavailable: the database or cache did not answer (details.dependency); retry.",
+    ),
+}
+_BODY = {
+    "400": ("invalid_json", "invalid_json: the body is not JSON."),
+    "413": ("request_too_large", "request_too_large: the body is over ATTEST_MAX_BODY_BYTES."),
+    "415": ("unsupported_media_type", "unsupported_media_type: send application/json."),
+}
+
+
+def _error_content(response: dict) -> dict | None:
+    schema = response.get("content", {}).get(_JSON, {}).get("schema")
+    if isinstance(schema, dict) and schema.get("$ref") == "#/components/schemas/Error":
+        # A response documented with the bare envelope: give it its own schema.
+        codes = codes_named_in(response.get("description", ""))
+        response["content"][_JSON]["schema"] = error_schema(codes)
+        schema = response["content"][_JSON]["schema"]
+    if not isinstance(schema, dict) or "error" not in schema.get("properties", {}):
+        return None
+    return schema["properties"]["error"]["properties"]["code"]
+
+
+def _add_error(responses: dict, status: str, code: str, description: str) -> None:
+    response = responses.setdefault(
+        status, {"description": description, "content": {_JSON: {"schema": error_schema([])}}}
+    )
+    code_schema = _error_content(response)
+    if code_schema is None:
+        return
+    if "enum" in code_schema and code not in code_schema["enum"]:
+        code_schema["enum"].append(code)
+    elif "enum" not in code_schema:
+        code_schema["enum"] = [code]
+    if description not in response["description"]:
+        response["description"] = f"{response['description']} Or {description}".strip()
+
+
+def _examples(response: dict) -> None:
+    """One example per code, with the message the API gives (no generated placeholders)."""
+    from attest.errors import AttestError
+
+    code_schema = _error_content(response)
+    if code_schema is None or not code_schema.get("enum"):
+        return
+    messages: dict[str, str] = {}
+    pending = [AttestError]
+    while pending:
+        cls = pending.pop()
+        messages.setdefault(cls.code, cls.message)
+        pending.extend(cls.__subclasses__())
+    examples = {}
+    for code in code_schema["enum"]:
+        message = messages.get(code) or response["description"]
+        examples[code] = {"value": {"error": {"code": code, "message": message, "details": {}}}}
+    response["content"][_JSON]["examples"] = examples
+
+
+def document_contract(result: dict, generator: Any, **kwargs: Any) -> dict:
+    result["servers"] = [{"url": settings.ATTEST_PUBLIC_URL, "description": "This service."}]
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, (code, description) in _SHARED.items():
+                _add_error(responses, status, code, description)
+            if "requestBody" in operation:
+                for status, (code, description) in _BODY.items():
+                    _add_error(responses, status, code, description)
+            limited = "429" in responses
+            for status, response in responses.items():
+                headers = response.setdefault("headers", {})
+                headers["X-Request-ID"] = _REQUEST_ID
+                if status in ("429", "503"):
+                    headers["Retry-After"] = _RETRY_AFTER
+                if limited:
+                    headers.update(_RATE_LIMIT)
+                if status == "402":
+                    headers["PAYMENT-REQUIRED"] = _PAYMENT_REQUIRED
+                if "402" in responses and status.startswith("2"):
+                    headers["PAYMENT-RESPONSE"] = _PAYMENT_RESPONSE
+                if int(status) >= 400:
+                    _examples(response)
+    return result

@@ -171,6 +171,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "billing.openapi.document_unpaid_limit",
+        "attest.schema.document_contract",
     ],
     # Two choice sets share the field name "match": the mode asked for and the verdict given.
     "ENUM_NAME_OVERRIDES": {

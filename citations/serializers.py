@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from attest.fields import StrictCharField, StrictChoiceField, StrictIntegerField
+from attest.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictUUIDField
 from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
 from citations.models import Role
@@ -19,6 +20,7 @@ MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
 # Clocks differ a little; a message "from the future" beyond this is refused.
 CLOCK_SKEW = timedelta(minutes=5)
+MAX_OFFSET = timedelta(hours=14)
 
 
 class InstantField(serializers.DateTimeField):
@@ -26,6 +28,8 @@ class InstantField(serializers.DateTimeField):
 
     default_error_messages = {
         "naive": "Give the time with its offset, such as 2026-03-04T10:11:58Z.",
+        "offset": "The offset must be between -14:00 and +14:00, as every time zone's is.",
+        "range": "The time must be within the years 1 to 9999 in UTC.",
     }
 
     def enforce_timezone(self, value):
@@ -42,7 +46,15 @@ class InstantField(serializers.DateTimeField):
             parsed = None
         if parsed is not None and parsed.tzinfo is None:
             self.fail("naive")
-        return super().to_internal_value(value)
+        instant = super().to_internal_value(value)
+        # PostgreSQL refuses an offset past 15:59, and no zone has one past 14:00.
+        if abs(instant.utcoffset()) > MAX_OFFSET:
+            self.fail("offset")
+        try:
+            instant.astimezone(UTC)  # stored and shown in UTC, where year 1 may become 0
+        except OverflowError:
+            self.fail("range")
+        return instant
 
 
 class MessageIn(serializers.Serializer):
@@ -70,7 +82,9 @@ class MessageIn(serializers.Serializer):
 
 class ObservationsIn(serializers.Serializer):
     subject = StrictCharField(max_length=200)
-    messages = MessageIn(many=True, allow_empty=False, max_length=MAX_MESSAGES)
+    messages = serializers.ListField(
+        child=MessageIn(), min_length=1, max_length=MAX_MESSAGES, help_text="1 to 100 messages."
+    )
 
     def validate_messages(self, value: list[dict]) -> list[dict]:
         ids = [message["id"] for message in value]
@@ -84,15 +98,33 @@ class AsOf(serializers.Serializer):
     known_at = InstantField(required=False)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"cursor": {"type": "string"}},
+                "required": ["cursor"],
+            },
+            {"type": "string"},
+        ],
+        "description": (
+            "The previous page's `next`, sent back unchanged (or its `cursor` string alone); "
+            "anything else is a 400 with `details.field` `after`."
+        ),
+    }
+)
+class AfterField(serializers.JSONField):
+    """The page cursor: read by the paging selectors, documented here."""
+
+
 class RecallIn(serializers.Serializer):
     subject = StrictCharField(max_length=200)
     predicate = StrictChoiceField(choices=sorted(PREDICATES), required=False)
     query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
     limit = StrictIntegerField(min_value=1, max_value=200, default=50)
-    after = serializers.JSONField(
-        required=False, help_text="The previous page's `next`, sent back unchanged."
-    )
+    after = AfterField(required=False)
 
 
 class ResolveAsOf(serializers.Serializer):
@@ -102,11 +134,9 @@ class ResolveAsOf(serializers.Serializer):
 class ResolveIn(serializers.Serializer):
     """Documentation only: resolve parses its own input so every fault is invalid_citation."""
 
-    id = serializers.UUIDField()
-    limit = serializers.IntegerField(min_value=1, max_value=32, default=8)
-    after = serializers.JSONField(
-        required=False, help_text="The previous page's `next`, sent back unchanged."
-    )
+    id = StrictUUIDField()
+    limit = StrictIntegerField(min_value=1, max_value=32, default=8)
+    after = AfterField(required=False)
     as_of = ResolveAsOf(
         required=False,
         help_text="The fact and its sources as the ledger believed them at `known_at`.",

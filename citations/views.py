@@ -6,8 +6,6 @@ import logging
 import uuid
 
 from django.conf import settings
-from django_ratelimit.core import is_ratelimited
-from django_ratelimit.exceptions import Ratelimited
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import APIException
@@ -15,7 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from attest.errors import NotFound, client_code
+from attest.errors import NotFound, RateLimited, client_code
+from attest.ratelimit import rate_limit
 from attest.schema import error_response
 from citations import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
@@ -40,8 +39,7 @@ AUTH_ERRORS = {
 }
 
 
-def _credential_key(group: str, request) -> str:
-    return request.user.credential.prefix
+POLICY = "ledger"
 
 
 def parse_fact_id(raw: str) -> uuid.UUID:
@@ -59,14 +57,28 @@ class LedgerView(APIView):
     def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)
         # Counted per credential in the shared cache, so every worker sees one budget.
-        if is_ratelimited(
-            request,
-            group="citations.ledger",
-            key=_credential_key,
-            rate=settings.ATTEST_LEDGER_RATE,
-            increment=True,
-        ):
-            raise Ratelimited()
+        decision = rate_limit(
+            key=request.user.credential.prefix, rate=settings.ATTEST_LEDGER_RATE, policy=POLICY
+        )
+        request.rate_limit_headers = decision.headers()
+        if not decision.allowed:
+            raise RateLimited(
+                f"Over {decision.limit} requests in {decision.window} seconds for this "
+                "credential; retry after Retry-After seconds.",
+                retry_after=decision.wait,
+                headers=decision.headers(),
+                details={
+                    "reason": "credential_requests",
+                    "limit": decision.limit,
+                    "window": decision.window,
+                },
+            )
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        for name, value in getattr(request, "rate_limit_headers", {}).items():
+            response.setdefault(name, value)
+        return response
 
     def caller(self, request: Request) -> tuple:
         """(project, actor for the audit log, request ID) of an authenticated request."""
@@ -89,7 +101,7 @@ class LedgerView(APIView):
         principal = getattr(self.request, "_user", None)
         project = getattr(principal, "project", None)
         operation = self.operations.get(self.request.method)
-        if project is None or operation is None or isinstance(exc, Ratelimited):
+        if project is None or operation is None or isinstance(exc, RateLimited):
             return
         try:
             object_ids = self.audited_ids(self.request)

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
-from attest.fields import StrictCharField
+from attest.fields import ExampleDictField, StrictCharField, StrictIntegerField
 from attest.schema import error_response
 from billing.unpaid import unpaid_limited
 from receipts import selectors, services
@@ -24,6 +24,9 @@ class AnyStringField(StrictCharField):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.validators = [v for v in self.validators if not _is_character_guard(v)]
+
+    def schema_pattern(self) -> None:
+        return None
 
 
 def _is_character_guard(validator) -> bool:
@@ -86,7 +89,7 @@ class ReceiptVerifyView(APIView):
             trim_whitespace=False,
             help_text="Optional: the quote as you sent it, to find the results it belongs to.",
         )
-        page = serializers.IntegerField(
+        page = StrictIntegerField(
             required=False, default=0, min_value=0, help_text="Index in pages that text is."
         )
 
@@ -96,7 +99,16 @@ class ReceiptVerifyView(APIView):
     class OutputSerializer(serializers.Serializer):
         valid = serializers.BooleanField()
         kid = serializers.CharField(allow_null=True)
-        claims = serializers.DictField(required=False)
+        claims = ExampleDictField(
+            required=False,
+            help_text="The receipt's signed claims, decoded.",
+            example={
+                "iss": "http://127.0.0.1:8000",
+                "iat": 1775297518,
+                "request_id": "5f0c7b1e2d9a4e3b8f610a5c9e2d7b14",
+                "route": "/v1/verify/quote",
+            },
+        )
         issued_at = serializers.CharField(required=False)
         request_id = serializers.CharField(
             required=False, help_text="The ID Attest made for the call the receipt answers."
@@ -107,7 +119,19 @@ class ReceiptVerifyView(APIView):
             help_text="The caller's own X-Request-ID for that call, if it sent one.",
         )
         key_state = serializers.ChoiceField(choices=["active", "retired"], required=False)
-        checks = serializers.DictField(required=False)
+        checks = ExampleDictField(
+            required=False,
+            help_text="With text: page, page_in_receipt, normalised_sha256, results; with "
+            "quote: quote_sha256, quote_results.",
+            example={
+                "page": 0,
+                "page_in_receipt": True,
+                "normalised_sha256": True,
+                "results": [{"result": 0, "offsets_in_text": True, "span": "full audit"}],
+                "quote_sha256": True,
+                "quote_results": [0],
+            },
+        )
         reason = serializers.ChoiceField(
             choices=sorted(services.REASONS), required=False, help_text="Why valid is false."
         )

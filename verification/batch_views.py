@@ -42,7 +42,8 @@ _BATCH_ERRORS = {
     503: error_response(
         "over_capacity with details.reason match_queue_full or pdf_queue_full and "
         "Retry-After (not charged); facilitator_unavailable or settlement_pending from the "
-        "payment"
+        "payment; dns_unavailable when our resolver fails or times out on a page's host "
+        "(not charged)"
     ),
 }
 

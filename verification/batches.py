@@ -176,9 +176,12 @@ def admit_batch(
                 distinct[key] = len(distinct)
                 first_use.append(index)
             pages.append(distinct[key])
-        targets = _admit_urls(list(distinct), first_use, url_field)
+        # Each distinct page is checked as the caller first wrote it: the canonical form
+        # can be longer (a host 0 is 0.0.0.0) and past the length the caller was held to.
+        written = [urls[index] for index in first_use]
+        targets = _admit_urls(written, first_use, url_field)
         if all(target is None for target in targets):
-            raise AllHostsNotFound(details={"hosts": sorted({parse_url(u).host for u in distinct})})
+            raise AllHostsNotFound(details={"hosts": sorted({parse_url(u).host for u in written})})
     except AttestError as exc:
         tally_refusal(route=route, error=exc, request_id=request_id, url=urls[0])
         raise

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from attest.errors import InvalidRequest
-from attest.fields import StrictBooleanField, StrictCharField, StrictFloatField
+from attest.fields import (
+    NOT_BLANK_PATTERN,
+    ExampleDictField,
+    NoUnknownFields,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictFloatField,
+)
 from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
 from verification.batches import MAX_CITATIONS, MAX_QUOTES, check_batch_size
 from verification.crossref import (
@@ -20,28 +29,27 @@ from verification.crossref import (
     UNAVAILABLE,
 )
 from verification.engine.classify import CONTENT_KINDS
-from verification.pipeline import MODES, VERDICTS, normalised_quote
+from verification.pipeline import MAX_QUOTE_CHARS, MODES, VERDICTS, normalised_quote
 
 # A raw quote this long cannot normalise down to 1,000 characters in any sensible
 # request; refusing it early keeps normalisation cheap.
 MAX_RAW_QUOTE_CHARS = 20_000
 
 
-class NoUnknownFields(serializers.Serializer):
-    """Refuses a field it does not know: a misspelt "treshold" would otherwise be ignored."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            for name in data:
-                if name not in self.fields:
-                    raise serializers.ValidationError(
-                        {name: f"unknown field; the fields are {', '.join(self.fields)}."}
-                    )
-        return super().to_internal_value(data)
+# What the schema promises every URL of this shape passes: an http(s) scheme, a host of
+# letters, digits, dots and hyphens (or an IPv4 address), a port, a path of printable
+# ASCII. The parser accepts more (IDN hosts, IPv6 literals), which the description says.
+URL_PATTERN = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,250}[A-Za-z0-9])?"
+    r"(?::[1-9][0-9]{0,3})?(?:[/?#][!-~]*)?$"
+)
 
 
 class URLField(StrictCharField):
     """An http(s) URL of at most 2,048 characters that the fetcher can fetch as written."""
+
+    def schema_pattern(self) -> str:
+        return URL_PATTERN
 
     def __init__(self, **kwargs):
         kwargs.setdefault("help_text", "http or https URL, at most 2,048 characters.")
@@ -62,14 +70,28 @@ class URLField(StrictCharField):
         return value
 
 
-def quote_field(**kwargs) -> StrictCharField:
-    return StrictCharField(max_length=MAX_RAW_QUOTE_CHARS, trim_whitespace=False, **kwargs)
+@extend_schema_field(
+    {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS, "pattern": NOT_BLANK_PATTERN}
+)
+class QuoteField(StrictCharField):
+    """A quote: at most 1,000 characters after normalisation (the schema's maxLength).
+
+    The raw text may be longer (white space runs and invisible characters normalise away),
+    up to a hard 20,000 characters that keeps normalisation cheap.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=MAX_RAW_QUOTE_CHARS, trim_whitespace=False, **kwargs)
+
+
+def quote_field(**kwargs) -> QuoteField:
+    return QuoteField(**kwargs)
 
 
 class MatchOptionsInput(NoUnknownFields):
     """The matching options every verify route takes."""
 
-    match = serializers.ChoiceField(choices=MODES, default="fuzzy")
+    match = StrictChoiceField(choices=MODES, default="fuzzy")
     case_sensitive = StrictBooleanField(default=False)
     threshold = StrictFloatField(min_value=0.5, max_value=1.0, default=0.9)
 
@@ -127,6 +149,7 @@ class VerifyCitationsInput(BatchSizeChecked):
     citations = serializers.ListField(
         child=CitationInput(),
         min_length=1,
+        max_length=MAX_CITATIONS,
         help_text=f"1 to {MAX_CITATIONS} objects {{url, quote}}; more is 422 citation_limit.",
     )
 
@@ -138,6 +161,7 @@ class VerifyQuotesInput(BatchSizeChecked):
     quotes = serializers.ListField(
         child=quote_field(),
         min_length=1,
+        max_length=MAX_QUOTES,
         help_text=f"1 to {MAX_QUOTES} quotes on the one page; more is 422 citation_limit.",
     )
 
@@ -280,7 +304,9 @@ class PaidAnswerOutput(serializers.Serializer):
 class ItemErrorOutput(serializers.Serializer):
     code = serializers.CharField(help_text="match_too_costly")
     message = serializers.CharField()
-    details = serializers.DictField()
+    details = ExampleDictField(
+        example={"needed": 41000000, "budget": 20000000, "reason": "budget_exceeded"}
+    )
 
 
 class BatchResultOutput(ResultOutput):

@@ -39,7 +39,8 @@ _ERRORS = {
 _PDF_QUEUE = {
     503: error_response(
         "over_capacity with details.reason pdf_queue_full and Retry-After (not charged); "
-        "facilitator_unavailable or settlement_pending from the payment"
+        "facilitator_unavailable or settlement_pending from the payment; dns_unavailable "
+        "when our resolver fails or times out on a page's host (not charged)"
     ),
 }
 _UNSUPPORTED_MEDIA = {

@@ -155,3 +155,20 @@ def test_a_server_error_is_logged_with_its_traceback_and_request_id(api):
     assert "Traceback (most recent call last)" in logged
     assert "RuntimeError: secret internals" in logged
     assert logged.count("Traceback (most recent call last)") == 1  # one copy, not two
+
+
+def test_a_refusal_django_logs_after_the_response_still_names_the_request_id(api):
+    # Django logs every 4xx/5xx answer once the middleware has returned, when the request's
+    # log context is gone: the line said "-" where staff look for the caller's ID.
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RequestIDFilter())
+    handler.setFormatter(logging.Formatter("[%(request_id)s %(client_request_id)s] %(message)s"))
+    django_request = logging.getLogger("django.request")
+    django_request.addHandler(handler)
+    try:
+        response = api.get("/503", HTTP_X_REQUEST_ID="caller-7")
+    finally:
+        django_request.removeHandler(handler)
+    assert response.status_code == 503
+    assert f"[{response['X-Request-ID']} caller-7] Service Unavailable: /503" in stream.getvalue()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import time
 
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
+from django_ratelimit.core import _get_window
 from rest_framework.test import APIClient
 
 from citations.models import Credential, Project
@@ -99,13 +101,21 @@ def test_create_credential_for_an_unknown_project_fails_loudly():
 
 
 def test_each_credential_has_a_request_budget(ledger, settings):
-    settings.ATTEST_LEDGER_RATE = "2/h"
-    assert ledger.recall("u").status_code == 200
-    assert ledger.recall("u").status_code == 200
+    settings.ATTEST_LEDGER_RATE = "2/d"
+    answers = [ledger.recall("u"), ledger.recall("u")]
+    assert [a.status_code for a in answers] == [200, 200]
+    assert [a["RateLimit-Policy"] for a in answers] == ['"ledger";q=2;w=86400'] * 2
+    assert [a["RateLimit"].split(";")[1] for a in answers] == ["r=1", "r=0"]
     refused = ledger.recall("u")
     assert refused.status_code == 429
-    assert refused.json()["error"]["code"] == "rate_limited"
-    assert int(refused["Retry-After"]) > 0
+    error = refused.json()["error"]
+    assert (error["code"], error["details"]["reason"]) == ("rate_limited", "credential_requests")
+    # The wait is what is left of this credential's day, not a fixed minute.
+    prefix = ledger.project.credentials.get().prefix
+    left = _get_window(prefix, 86400) - int(time.time())
+    assert abs(int(refused["Retry-After"]) - left) <= 1
+    assert refused["RateLimit"] == f'"ledger";r=0;t={refused["Retry-After"]}'
+    assert refused["RateLimit-Policy"] == '"ledger";q=2;w=86400'
 
 
 @pytest.mark.parametrize("value", ["fast", "0/m", "10/week", "10"])

@@ -298,3 +298,25 @@ def test_malformed_ingest_is_refused_with_the_field(ledger, body, field):
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_request"
     assert response.json()["error"]["details"]["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("occurred_at", "error"),
+    [
+        # PostgreSQL refused this offset inside the insert: a 500 (found by schemathesis).
+        ("0326-04-01T12:32:43-17:07", "offset must be between -14:00 and +14:00"),
+        ("2026-03-04T10:11:58+14:01", "offset must be between -14:00 and +14:00"),
+        # Year 1 at +01:00 is year 0 in UTC, which Python cannot show.
+        ("0001-01-01T00:30:00+01:00", "years 1 to 9999 in UTC"),
+    ],
+)
+def test_a_time_no_zone_has_or_out_of_range_in_utc_is_refused(ledger, occurred_at, error):
+    response = ledger.ingest("user-1", ("m1", "I live in Galway.", occurred_at))
+    assert response.status_code == 400
+    assert error in response.json()["error"]["message"]
+
+
+def test_the_widest_real_offsets_are_accepted(ledger):
+    for index, at in enumerate(["2026-03-04T10:11:58+14:00", "2026-03-04T10:11:58-12:00"]):
+        response = ledger.ingest("user-1", (f"m{index}", "I live in Galway.", at))
+        assert response.status_code == 201

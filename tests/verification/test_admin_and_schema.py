@@ -71,7 +71,19 @@ def test_openapi_lists_every_status_verify_quote_can_answer(api):
     # 415 is what a form-encoded or text body gets; 402/429/503 come from billing.
     schema = api.get("/v1/openapi.json").json()
     responses = schema["paths"]["/v1/verify/quote"]["post"]["responses"]
-    assert set(responses) == {"200", "400", "402", "403", "415", "422", "429", "501", "503"}
+    assert set(responses) == {
+        "200",
+        "400",
+        "402",
+        "403",
+        "413",
+        "415",
+        "422",
+        "429",
+        "500",
+        "501",
+        "503",
+    }
     assert "invalid_json" in responses["400"]["description"]
 
 

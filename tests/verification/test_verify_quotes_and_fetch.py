@@ -115,6 +115,18 @@ def test_a_host_that_does_not_resolve_is_422_for_verify_quotes(api):
     assert response.json()["error"]["details"]["hosts"] == ["no!such-host.invalid"]
 
 
+@pytest.mark.parametrize("route", ["verify/quotes", "verify/citations"])
+def test_a_url_at_the_length_limit_that_canonicalises_longer_is_judged_not_a_500(api, route):
+    # "0" is 0.0.0.0 and the path "/" is added: the canonical URL is past 2,048 characters.
+    url = "HTTP://0?" + "0" * (2048 - len("HTTP://0?"))
+    body = {"url": url, "quotes": ["x"]} if route == "verify/quotes" else {}
+    if route == "verify/citations":
+        body = {"citations": [{"url": url, "quote": "x"}]}
+    response = api.post(f"/v1/{route}", body, format="json")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "blocked"
+
+
 # --- fetch -----------------------------------------------------------------------------------
 
 

@@ -1,0 +1,230 @@
+"""Schemathesis against a live Attest on PostgreSQL and Redis, with no way out to the internet.
+
+    .venv/bin/python scripts/fuzz_api.py                 # 25 examples per operation
+    .venv/bin/python scripts/fuzz_api.py --examples 100  # a longer run
+
+It re-runs itself in a network and mount namespace of its own (``unshare``, so it needs
+root): inside there is only loopback, so no fuzzed URL can reach a real host, and the
+resolver is a stub on loopback that answers every name "does not exist" (so a fuzzed URL's
+host is ``422 host_not_found``, as a real unknown name would be).
+PostgreSQL is the machine's own, reached by its Unix socket, in a throwaway database;
+Redis is a throwaway ``redis-server`` inside the namespace. Attest serves under gunicorn
+as ``make run`` does, with the public URL and ``ATTEST_FETCH_ALLOW`` set to itself, so
+the schema's examples (which verify quotes on the service's own sample page) take the
+free-trial path and then the 402 path, as a new caller would. The limits are raised so
+the run tests the routes rather than the 429. Every check is on; any failure fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import dns.exception
+import dns.flags
+import dns.message
+import dns.rcode
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+MARK = "ATTEST_FUZZ_IN_NAMESPACE"
+PG_SOCKET = os.environ.get("ATTEST_FUZZ_PG_SOCKET", "/var/run/postgresql")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def psql(*sql: str) -> None:
+    for statement in sql:
+        subprocess.run(
+            ["psql", "-h", PG_SOCKET, "-U", "postgres", "-d", "postgres", "-qAt", "-c", statement],
+            check=True,
+            capture_output=True,
+        )
+
+
+def wait_for(url: str, process: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            httpx.get(url, timeout=5)
+            return
+        except httpx.TransportError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{what} did not start") from None
+            time.sleep(0.2)
+
+
+def internet_reachable() -> bool:
+    """True if anything but loopback answers: the guard that this run cannot leak."""
+    try:
+        socket.create_connection(("192.0.2.1", 80), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def answer_every_name_nxdomain() -> None:
+    """A resolver on 127.0.0.1:53 for this namespace: no name exists."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    server.bind(("127.0.0.1", 53))
+
+    def serve() -> None:
+        while True:
+            data, peer = server.recvfrom(4096)
+            try:
+                query = dns.message.from_wire(data)
+            except dns.exception.DNSException:
+                continue
+            response = dns.message.make_response(query)
+            response.flags |= dns.flags.RA
+            response.set_rcode(dns.rcode.NXDOMAIN)
+            server.sendto(response.to_wire(), peer)
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+ACCESS_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/[0-9.]+" ([0-9]{3})')
+
+
+def answers_seen(access_log: str) -> str:
+    """What each route answered in the run, from gunicorn's access log."""
+    tally: collections.Counter = collections.Counter()
+    for method, target, status in ACCESS_LINE.findall(access_log):
+        tally[(f"{method} {target.split('?')[0]}", status)] += 1
+    lines = ["answers seen (route: status x count):"]
+    for route in sorted({route for route, _status in tally}):
+        counts = ", ".join(f"{s} x{n}" for (r, s), n in sorted(tally.items()) if r == route)
+        lines.append(f"  {route}: {counts}")
+    return "\n".join(lines)
+
+
+def run(examples: int, seed: int | None) -> int:
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    if internet_reachable():
+        raise SystemExit("refusing to fuzz: this namespace reaches beyond loopback")
+    work = Path(tempfile.mkdtemp(prefix="attest-fuzz-"))
+    resolv = work / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+    # The mount namespace is private: only this run sees its resolv.conf.
+    subprocess.run(["mount", "--bind", str(resolv), "/etc/resolv.conf"], check=True)
+    answer_every_name_nxdomain()
+    database = f"attest_fuzz_{os.getpid()}_{secrets.token_hex(3)}"
+    redis_port, port = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTEST_", "X402_"))}
+    env.update(
+        DATABASE_URL=f"postgres://postgres@/{database}?host={PG_SOCKET}",
+        CACHE_URL=f"redis://127.0.0.1:{redis_port}/0",
+        SECRET_KEY=secrets.token_hex(32),
+        ATTEST_VAR_DIR=str(work),
+        ATTEST_PUBLIC_URL=base,
+        ATTEST_FETCH_ALLOW=f"127.0.0.1:{port}",
+        ATTEST_CROSSREF_URL="",
+        ATTEST_UNPAID_RATE="100000/m",
+        ATTEST_LEDGER_RATE="100000/m",
+        ATTEST_FETCH_DEADLINE="5",
+        LOG_LEVEL="CRITICAL",
+        DEBUG="false",
+    )
+    psql(f"CREATE DATABASE {database}")
+    redis = subprocess.Popen(
+        [
+            *("redis-server", "--port", str(redis_port), "--bind", "127.0.0.1"),
+            *("--save", "", "--appendonly", "no", "--dir", str(work)),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    server = None
+    try:
+
+        def manage(*args: str) -> str:
+            return subprocess.run(
+                [sys.executable, "manage.py", *args],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+
+        manage("migrate", "--noinput")
+        manage("ensure_signing_key")
+        token = manage("create_project", "fuzz").strip().splitlines()[-1].strip()
+        server = subprocess.Popen(
+            [
+                *(str(BIN / "gunicorn"), "attest.wsgi", "--bind", f"127.0.0.1:{port}"),
+                *("--workers", "3", "--timeout", "60", "--limit-request-line", "8190"),
+                *("--limit-request-field_size", "20480", "--access-logfile", "-"),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=(work / "server.log").open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+        wait_for(f"{base}/healthz", server, "the service")
+        command = [str(BIN / "st"), "run", f"{base}/v1/openapi.json"]
+        command += ["--checks", "all", "--max-examples", str(examples), "--workers", "2"]
+        command += ["--header", f"Authorization: Bearer {token}", "--request-timeout", "30"]
+        command += [
+            "--suppress-health-check",
+            "too_slow",
+            "--no-color",
+            "--output-truncate",
+            "true",
+        ]
+        if seed is not None:
+            command += ["--seed", str(seed)]
+        started = time.monotonic()
+        hooks = {
+            "SCHEMATHESIS_HOOKS": "fuzz_hooks",
+            "PYTHONPATH": str(ROOT / "scripts"),
+            "ATTEST_FUZZ_PAGE": f"{base}/v1/sample/page",
+        }
+        done = subprocess.run(command, cwd=work, env={**env, **hooks})
+        print(f"schemathesis: exit {done.returncode} in {time.monotonic() - started:.0f} s")
+        print(answers_seen((work / "server.log").read_text(errors="replace")))
+        if done.returncode != 0:
+            log = (work / "server.log").read_text(errors="replace")
+            print("--- the service's log (last 4000 characters) ---\n" + log[-4000:])
+        return done.returncode
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+        redis.terminate()
+        redis.wait(timeout=30)
+        psql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=25, help="examples per operation")
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    if os.environ.get(MARK) != "1":
+        # Into a namespace with only loopback; the same script runs again in there.
+        env = {**os.environ, MARK: "1"}
+        command = ["unshare", "--net", "--mount", sys.executable, *sys.argv]
+        return subprocess.run(command, env=env).returncode
+    return run(args.examples, args.seed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Schemathesis hooks for scripts/fuzz_api.py: the few refusals a JSON schema cannot state.
+
+Every check stays on. A "schema-valid request rejected" failure (ST202) is set aside only
+when the answer is one of the documented refusals below, each a rule about a value's
+meaning that no OpenAPI 3.0 keyword can express. Anything else, and every other kind of
+failure, fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+
+import schemathesis
+
+# The service's own sample page (scripts/fuzz_api.py sets it, with ATTEST_FETCH_ALLOW):
+# half the URLs of a shape the schema allows are pointed at it, so the run sees real
+# pages, the free trial and then the 402, and not only hosts that do not exist.
+PAGE = os.environ.get("ATTEST_FUZZ_PAGE", "")
+URL_SHAPE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://\S+")
+
+# Codes a request the schema allows may get whatever its shape: the page's host does not
+# exist (the fuzz resolver says so of every name) or is an address never fetched, and a
+# priced route asks for payment (a payment header is any string to the schema).
+BY_CODE = {"host_not_found", "blocked", "payment_required"}
+
+# (code, words of the message) of refusals about a value's meaning.
+BY_MESSAGE = [
+    # A quote's limit counts characters after normalisation.
+    ("invalid_request", "after normalisation"),
+    # A passages claim must carry a word with meaning.
+    ("invalid_request", "only common words"),
+    # Message IDs are unique by one property, which uniqueItems cannot say.
+    ("invalid_request", "must be unique within a request"),
+    # A message cannot have been sent after it was received.
+    ("invalid_request", "in the future"),
+    # A date-time's offset past every zone's, or its year past 9999 in UTC.
+    ("invalid_request", "offset must be between"),
+    ("invalid_request", "years 1 to 9999 in UTC"),
+    # One option that depends on another, which OpenAPI 3.0 cannot say.
+    ("invalid_request", 'must be false with "match": "passages"'),
+    # A page cursor is signed: only one the service made is accepted.
+    ("invalid_citation", "after must be the next value"),
+]
+
+
+def _error(response) -> dict:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return {}
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def documented_refusal(response) -> bool:
+    error = _error(response)
+    code, message = error.get("code"), str(error.get("message", ""))
+    return code in BY_CODE or any(code == c and words in message for c, words in BY_MESSAGE)
+
+
+@schemathesis.hook
+def filter_failure(ctx, failure, case, response) -> bool:
+    return not (failure.code == "ST202" and documented_refusal(response))
+
+
+def _to_page(value, salt: int):
+    if isinstance(value, dict):
+        return {k: _to_page(v, salt) if k != "url" else _url(v, salt) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_page(item, salt + index) for index, item in enumerate(value)]
+    return value
+
+
+def _url(value, salt: int):
+    if isinstance(value, str) and URL_SHAPE.fullmatch(value) and salt % 2 == 0:
+        return PAGE
+    return value
+
+
+@schemathesis.hook
+def map_body(ctx, body):
+    if not PAGE or not isinstance(body, dict):
+        return body
+    return _to_page(body, zlib.crc32(json.dumps(body, sort_keys=True, default=str).encode()))
+
+
+@schemathesis.hook
+def before_add_examples(ctx, examples) -> None:
+    # The schema's examples name public pages; offline, they name the sample page.
+    if not PAGE:
+        return
+    for case in examples:
+        if isinstance(case.body, dict):
+            case.body = _to_page(case.body, 0)
