@@ -226,8 +226,6 @@ def client_code(exc: BaseException) -> str:
         return "request_too_large"
     if isinstance(exc, Http404):
         return "not_found"
-    if isinstance(exc, Ratelimited):
-        return "rate_limited"
     if isinstance(exc, DjangoPermissionDenied):
         return "forbidden"
     if isinstance(exc, drf.APIException):
