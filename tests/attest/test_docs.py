@@ -6,8 +6,11 @@ Examples are marked in the templates: a ``data-example`` block holds ``<pre data
 In a documented answer an object may leave keys out, a string ending in "…" stands for any
 string starting with what comes before it, a list ending in "…" for a longer list, and
 other values must be the real ones (``data-shape-only``: the same JSON types). A block may
-ask for ``data-needs="no-trial"`` or ``data-receipt-from="GET /path"`` (its body's
-``receipt`` is then a real one from that answer). URLs of the outside world are served by
+ask for ``data-needs="no-trial"``, ``data-needs="credential"`` (a ledger credential, one
+for the whole page, so its examples build on each other in order), ``data-receipt-from="GET
+/path"`` (its body's ``receipt`` is then a real one from that answer) or
+``data-fill="key=path.0.to"`` (its body's ``key`` is then that value of the previous
+example's answer). URLs of the outside world are served by
 a loopback page server. ``data-commands`` blocks are shell sessions: their ``curl`` lines
 are fetched from the service and ``python -m receipts.check`` runs for real.
 """
@@ -29,9 +32,12 @@ from attest.docs import PAGES
 from attest.docs_tables import limits, served
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
+from citations.extract.intervals import STATUSES
 from receipts.check.cli import main as check_main
 from receipts.core.check_findings import FAILURE_KINDS
+from tests.citations.factories import CredentialFactory, ProjectFactory
 from tests.verification.conftest import PageServer, page
+from verification.batches import MAX_CITATIONS, MAX_QUOTES
 
 pytestmark = pytest.mark.django_db
 
@@ -41,6 +47,11 @@ OUTSIDE_PAGES = {
         "<html><head><title>Example domains</title></head><body><h1>Example domains</h1>"
         "<p>Some names are kept aside for teaching. These domains may be used as illustrative "
         "examples in documents without asking anyone first.</p></body></html>"
+    ),
+    "https://www.iana.org/domains/reserved": (
+        "<html><head><title>Reserved domains</title></head><body><h1>Reserved domains</h1>"
+        "<p>Some names are special-use domain names, kept out of ordinary registration.</p>"
+        "</body></html>"
     ),
 }
 DOCUMENTED_ONLY = "…"
@@ -81,6 +92,7 @@ class Example:
     shape_only: bool
     needs: str | None
     receipt_from: str | None
+    fill: str | None
 
 
 def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
@@ -99,6 +111,7 @@ def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
                 shape_only=block.get("data-shape-only") is not None,
                 needs=block.get("data-needs"),
                 receipt_from=block.get("data-receipt-from"),
+                fill=block.get("data-fill"),
             )
         )
     return found
@@ -143,19 +156,38 @@ def assert_documented(documented, real, where: str, shape_only: bool) -> None:
         )
 
 
-def _run_example(api, settings, server: PageServer, example: Example):
+def _outside_to_loopback(value, server: PageServer):
+    """Every URL of the outside world in a request body, pointed at the loopback copy."""
+    if isinstance(value, dict):
+        return {key: _outside_to_loopback(item, server) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_outside_to_loopback(item, server) for item in value]
+    if isinstance(value, str) and value in OUTSIDE_PAGES:
+        return server.url(urlsplit(value).path)
+    return value
+
+
+def _at(answer, path: str):
+    for step in path.split("."):
+        answer = answer[int(step)] if isinstance(answer, list) else answer[step]
+    return answer
+
+
+def _run_example(api, settings, server: PageServer, example: Example, previous=None):
     if example.needs == "no-trial":
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
     else:
-        assert example.needs is None, f"unknown precondition {example.needs}"
+        assert example.needs in (None, "credential"), f"unknown precondition {example.needs}"
     if example.body is None:
         return api.generic(example.method, example.path)
     body = json.loads(example.body)
     if example.receipt_from:
         method, path = example.receipt_from.split(" ", 1)
         body["receipt"] = api.generic(method, path).json()["receipt"]
-    if isinstance(body.get("url"), str) and body["url"] in OUTSIDE_PAGES:
-        body["url"] = server.url(urlsplit(body["url"]).path)
+    if example.fill:
+        key, _, path = example.fill.partition("=")
+        body[key] = _at(previous, path)
+    body = _outside_to_loopback(body, server)
     return api.generic(
         example.method, example.path, json.dumps(body), content_type="application/json"
     )
@@ -201,19 +233,46 @@ def test_docs_pages_only_answer_reads(client):
 
 # --- every example runs ---------------------------------------------------------------------
 
-WITH_EXAMPLES = ["verify-quote", "receipt-verify", "payments"]
+WITH_EXAMPLES = [
+    "verify-quote",
+    "verify-quotes",
+    "verify-citations",
+    "fetch",
+    "receipt-verify",
+    "payments",
+    "ledger/ingest",
+    "ledger/recall",
+    "ledger/resolve",
+]
 
 
 @pytest.mark.parametrize("slug", WITH_EXAMPLES)
 def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, service, slug):
     examples = _examples(_html(client, f"/docs/{slug}"))
     assert examples, f"/docs/{slug} shows no example"
+    if any(example.needs == "credential" for example in examples):
+        _, token = CredentialFactory.with_token(project=ProjectFactory())
+        api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    previous = None
     for example in examples:
-        response = _run_example(api, settings, service, example)
+        response = _run_example(api, settings, service, example, previous)
         where = f"{example.method} {example.path} on /docs/{slug}"
         assert response.status_code == example.status, (where, response.content[:500])
-        assert_documented(example.response, response.json(), where, example.shape_only)
+        previous = response.json()
+        assert_documented(example.response, previous, where, example.shape_only)
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
+
+
+def test_every_page_of_a_route_shows_examples():
+    """A page about a route (its summary names the method and path) runs examples."""
+    routes = [doc.slug for doc in PAGES if re.match(r"(GET|POST) /", doc.summary)]
+    assert routes and sorted(routes) == sorted(set(routes) & set(WITH_EXAMPLES))
+
+
+def test_the_fill_and_credential_harness_uses_the_previous_answer():
+    assert _at({"facts": [{"id": "x"}]}, "facts.0.id") == "x"
+    with pytest.raises(KeyError):
+        _at({"facts": [{"id": "x"}]}, "facts.0.fact")
 
 
 def test_the_harness_catches_an_answer_the_docs_do_not_show():
@@ -318,7 +377,7 @@ def test_the_charging_table_is_the_code_table(client):
     ]
 
 
-@pytest.mark.parametrize("slug", ["verify-quote", "receipt-verify", "payments"])
+@pytest.mark.parametrize("slug", [s for s in WITH_EXAMPLES if s != "payments"] + ["payments"])
 def test_every_error_a_page_lists_says_its_status_code_and_charge(client, slug):
     rows = _rows(_html(client, f"/docs/{slug}"), "status")
     assert rows
@@ -332,3 +391,16 @@ def test_the_exit_status_table_is_the_checkers(client):
     rows = _rows(_html(client, "/docs/receipt-check"), "status")
     assert rows[0][0] == "0"
     assert rows[1:] == [[str(k.exit_code), k.name, k.meaning] for k in FAILURE_KINDS]
+
+
+def test_the_fact_status_table_lists_every_status_the_ledger_derives(client):
+    rows = _rows(_html(client, "/docs/ledger/recall"), "fact status")
+    assert [row[0] for row in rows] == list(STATUSES)
+    assert all(row[1] for row in rows)
+
+
+def test_the_batch_pages_state_the_batch_sizes_of_the_code(client):
+    quotes = _rows(_html(client, "/docs/verify-quotes"), "field")
+    assert dict((row[0], row[2]) for row in quotes)["quotes"].startswith(f"1 to {MAX_QUOTES} ")
+    citations = _rows(_html(client, "/docs/verify-citations"), "field")
+    assert dict((r[0], r[2]) for r in citations)["citations"].startswith(f"1 to {MAX_CITATIONS} ")
