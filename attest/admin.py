@@ -37,6 +37,30 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class InputFilter(admin.SimpleListFilter):
+    """A list filter typed into a box (an exact ID), for columns with too many values to list."""
+
+    template = "admin/input_filter.html"
+
+    def lookups(self, request, model_admin):
+        # Django shows a filter only when it has choices; the box is the one choice.
+        return [("", "")]
+
+    def choices(self, changelist):
+        # The other filters' parameters, kept as hidden fields of the box's form.
+        query = changelist.get_filters_params()
+        query.pop(self.parameter_name, None)
+        yield {
+            "value": self.value() or "",
+            "parameter": self.parameter_name,
+            "others": [(k, v) for k, values in query.items() for v in _values(values)],
+        }
+
+
+def _values(value) -> list[str]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
 class ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
@@ -46,3 +70,8 @@ class ReadOnlyInline(admin.TabularInline):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+def milliseconds(value: float | None) -> str:
+    """A duration kept in (fractional) milliseconds, as a whole number of them."""
+    return "—" if value is None else f"{round(value):,} ms"

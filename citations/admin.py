@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
-from attest.admin import ReadOnlyAdmin, ReadOnlyInline
+from attest.admin import InputFilter, ReadOnlyAdmin, ReadOnlyInline
 from citations import models
-from citations.services import credential_revoke, project_set_suspended
+from citations.extract.intervals import STATUSES
+from citations.extract.timeline import Bar, timeline_svg
+from citations.selectors import EvidenceMismatch, iso_utc, verified_evidence
+from citations.services import audit_chain_intact, credential_revoke, project_set_suspended
 
 
 def _staff(request) -> str:
@@ -21,9 +28,9 @@ class CredentialInline(ReadOnlyInline):
 
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "created_at", "suspended_at"]
+    list_display = ["name", "created_at", "suspended_at", "audit_chain"]
     search_fields = ["name"]
-    fields = ["name", "created_at", "suspended_at"]
+    fields = ["name", "created_at", "suspended_at", "audit_chain"]
     inlines = [CredentialInline]
     actions = ["suspend", "reinstate"]
 
@@ -42,7 +49,16 @@ class ProjectAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # Suspension goes through the audited actions, not the form.
-        return ["created_at", "suspended_at"]
+        return ["created_at", "suspended_at", "audit_chain"]
+
+    @admin.display(description="audit chain")
+    def audit_chain(self, obj: models.Project) -> str:
+        """Recomputed on every view: a removed or altered audit row shows here."""
+        if obj.pk is None:
+            return "—"
+        if audit_chain_intact(project=obj):
+            return format_html('<span class="chain-intact">{}</span>', "intact")
+        return format_html('<strong class="chain-broken" style="color:#b00">{}</strong>', "BROKEN")
 
 
 @admin.register(models.Credential)
@@ -71,6 +87,16 @@ class SubjectAdmin(ReadOnlyAdmin):
     list_display = ["external_id", "project", "created_at", "erased_at"]
     list_select_related = ["project"]
     search_fields = ["external_id"]
+    readonly_fields = ["timeline"]
+
+    @admin.display(description="timeline: valid time across, known time up, one row a predicate")
+    def timeline(self, obj: models.Subject) -> str:
+        versions = (
+            models.FactVersion.objects.filter(subject=obj)
+            .select_related("fact")
+            .order_by("predicate", "valid_from", "seq")
+        )
+        return versions_svg(versions, f"Timeline of subject {obj.external_id}")
 
 
 @admin.register(models.Observation)
@@ -107,26 +133,134 @@ class FactVersionInline(ReadOnlyInline):
     readonly_fields = fields
 
 
+def quoted_words(evidence: models.Evidence) -> str:
+    """The words at the evidence's offsets, re-read from the message bytes as resolve does."""
+    if evidence.observation.erased_at or evidence.fact.erased_at:
+        return "— (erased)"
+    try:
+        row = verified_evidence(evidence)
+    except EvidenceMismatch:
+        return format_html(
+            '<strong style="color:#b00">{}</strong>',
+            "the stored bytes do not match this evidence (resolve answers 500 evidence_mismatch)",
+        )
+    return format_html("<q>{}</q>", row["quote"])
+
+
 class EvidenceInline(ReadOnlyInline):
     model = models.Evidence
-    fields = ["observation", "byte_start", "byte_end", "extractor_version", "authored_by"]
+    fields = ["observation", "words", "byte_start", "byte_end", "extractor_version", "authored_by"]
     readonly_fields = fields
+
+    @admin.display(description="quoted words")
+    def words(self, obj: models.Evidence) -> str:
+        return quoted_words(obj)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("observation", "fact")
+
+
+def _latest_status():
+    """The status of the fact's latest version: what the ledger believes of it now."""
+    latest = models.FactVersion.objects.filter(fact=OuterRef("pk")).order_by("-seq")
+    return Subquery(latest.values("status")[:1])
+
+
+class StatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [(status, status) for status in STATUSES]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(latest_status=self.value())
+        return queryset
+
+
+class SubjectFilter(InputFilter):
+    title = "subject (exact ID)"
+    parameter_name = "subject"
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(subject__external_id=self.value())
+        return queryset
+
+
+def _bar(version: models.FactVersion) -> Bar:
+    fact = version.fact
+    links = tuple(
+        key
+        for key, present in (
+            ("superseded", version.superseded_by_id),
+            ("retracted", version.retraction_id),
+            ("reinterpreted", version.reinterpreted_by_id),
+        )
+        if present
+    )
+    label = "(erased)" if fact.erased_at else fact.value
+    statement = "(erased)" if fact.erased_at else fact.statement
+    return Bar(
+        row=fact.predicate,
+        label=label,
+        status=version.status,
+        valid_from=version.valid_from,
+        valid_until=version.valid_until,
+        known_from=version.known_from,
+        known_until=version.known_until,
+        links=links,
+        title=(
+            f"{statement} (version {version.seq}, {version.status})\n"
+            f"valid {iso_utc(version.valid_from)} to {iso_utc(version.valid_until) or 'now'}\n"
+            f"known {iso_utc(version.known_from)} to {iso_utc(version.known_until) or 'now'}"
+        ),
+    )
+
+
+def versions_svg(versions, title: str) -> str:
+    svg = timeline_svg([_bar(v) for v in versions], now=timezone.now(), title=title)
+    return mark_safe(svg)
 
 
 @admin.register(models.Fact)
 class FactAdmin(ReadOnlyAdmin):
-    list_display = ["id", "project", "subject", "predicate", "value", "created_at"]
+    list_display = ["short_id", "project", "subject", "predicate", "value", "status", "created_at"]
     list_select_related = ["project", "subject"]
-    list_filter = ["predicate"]
-    search_fields = ["=id", "value", "statement"]
+    list_filter = [StatusFilter, "predicate", SubjectFilter]
+    search_fields = ["=id", "value", "statement", "subject__external_id"]
     raw_id_fields = ["project", "subject", "generation"]
+    readonly_fields = ["timeline"]
     inlines = [FactVersionInline, EvidenceInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(latest_status=_latest_status())
+
+    @admin.display(description="ID", ordering="id")
+    def short_id(self, obj: models.Fact) -> str:
+        return str(obj.pk)[:8]
+
+    @admin.display(description="status", ordering="latest_status")
+    def status(self, obj: models.Fact) -> str:
+        return obj.latest_status or "—"
+
+    @admin.display(description="timeline: valid time across, known time up")
+    def timeline(self, obj: models.Fact) -> str:
+        versions = obj.versions.select_related("fact").order_by("seq")
+        return versions_svg(versions, f"Timeline of fact {obj.pk}")
 
 
 @admin.register(models.Evidence)
 class EvidenceAdmin(ReadOnlyAdmin):
-    list_display = ["id", "fact", "observation", "byte_start", "byte_end", "extractor_version"]
+    list_display = ["id", "fact", "words", "byte_start", "byte_end", "extractor_version"]
+    list_select_related = ["fact", "observation"]
     raw_id_fields = ["project", "fact", "observation"]
+    readonly_fields = ["words"]
+
+    @admin.display(description="quoted words")
+    def words(self, obj: models.Evidence) -> str:
+        return quoted_words(obj)
 
 
 @admin.register(models.Generation)
