@@ -6,6 +6,9 @@ from django.contrib import admin
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
+# The index links the dashboard (attest.dashboard) above the apps' lists.
+admin.site.index_template = "admin/attest_index.html"
+
 
 class CappedCountPaginator(Paginator):
     """Counts at most CAP rows, so paging a table of millions never counts all of them.
