@@ -109,7 +109,7 @@ def auditor(client, django_user_model):
 
 
 def test_the_dashboard_page_shows_the_table_and_the_chart(auditor, history):
-    today, yesterday = history
+    _, yesterday = history
     response = auditor.get("/admin/dashboard/?days=7")
     assert response.status_code == 200
     tree = lxml.html.fromstring(response.content.decode())
