@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.db.models import OuterRef, Subquery
+from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from attest.admin import InputFilter, ReadOnlyAdmin, ReadOnlyInline
@@ -114,23 +115,70 @@ class ObservationAdmin(ReadOnlyAdmin):
         return bytes(obj.content).decode("utf-8", "replace")
 
 
+def _interval(start, end, precision: str = "") -> str:
+    until = iso_utc(end) if end else "open"
+    shown = f"{iso_utc(start)} → {until}"
+    return f"{shown} ({precision})" if precision and precision != "instant" else shown
+
+
+def _admin_link(obj, label: str) -> str:
+    meta = obj._meta
+    url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, label)
+
+
 class FactVersionInline(ReadOnlyInline):
+    """Each version on one line: the two intervals and the links that closed them."""
+
     model = models.FactVersion
     fk_name = "fact"
-    fields = [
-        "seq",
-        "status",
-        "valid_from",
-        "valid_until",
-        "valid_precision",
-        "known_from",
-        "known_until",
-        "superseded_by",
-        "supersession_source_observation",
-        "retraction",
-        "reinterpreted_by",
-    ]
+    fields = ["seq", "status", "valid", "known", "links"]
     readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related(
+                "superseded_by",
+                "supersession_source_observation",
+                "retraction",
+                "reinterpreted_by",
+            )
+        )
+
+    @admin.display(description="valid (UTC)")
+    def valid(self, obj: models.FactVersion) -> str:
+        return _interval(obj.valid_from, obj.valid_until, obj.valid_precision)
+
+    @admin.display(description="known (UTC)")
+    def known(self, obj: models.FactVersion) -> str:
+        return _interval(obj.known_from, obj.known_until)
+
+    @admin.display(description="closed by")
+    def links(self, obj: models.FactVersion) -> str:
+        parts = []
+        if obj.superseded_by_id:
+            parts.append(
+                format_html(
+                    "superseded by {} (message {})",
+                    _admin_link(obj.superseded_by, obj.superseded_by.value),
+                    _admin_link(
+                        obj.supersession_source_observation,
+                        obj.supersession_source_observation.message_id,
+                    ),
+                )
+            )
+        if obj.retraction_id:
+            parts.append(format_html("retracted: {}", _admin_link(obj.retraction, "retraction")))
+        if obj.reinterpreted_by_id:
+            parts.append(
+                format_html(
+                    "reinterpreted by {}",
+                    _admin_link(obj.reinterpreted_by, f"generation {obj.reinterpreted_by_id}"),
+                )
+            )
+        return format_html_join("; ", "{}", ((part,) for part in parts)) if parts else "—"
 
 
 def quoted_words(evidence: models.Evidence) -> str:

@@ -1,10 +1,12 @@
 """Bitemporal pictures of facts as SVG: valid time across, known time up.
 
 Each fact version is a rectangle spanning its valid interval (x) and its known interval (y).
-An open end reaches the picture's "now" edge and is drawn dashed. The fill colour is the
-version's status; links are marks on the rectangle's edges: supersession closes validity
-(the right edge), retraction and reinterpretation close knowledge (the top edge). A new
-status needs only an entry in ``STATUS_COLOURS``; a new link only an entry in ``MARKS``.
+Valid time is to scale; known time goes up in steps, one per moment the ledger's belief
+changed (``known_levels``). An open end reaches the picture's "now" edge and is drawn
+dashed. The fill colour is the version's status; links are marks on the rectangle's
+edges: supersession closes validity (the right edge), retraction and reinterpretation close
+knowledge (the top edge). A new status needs only an entry in ``STATUS_COLOURS``; a new
+link only an entry in ``MARKS``.
 
 Pure Python (no Django): the admin turns model rows into ``Bar`` values and embeds the
 string it gets back. Every text is escaped, so a statement cannot inject markup.
@@ -87,19 +89,25 @@ def _tick_label(value: float, span: float) -> str:
     return moment.strftime("%m-%d %H:%M")
 
 
-def _bounds(bars: Sequence[Bar], now: datetime) -> tuple[float, float, float, float]:
-    """(x0, x1, y0, y1): valid and known time covered, padded, ending at "now" at least."""
+def _valid_bounds(bars: Sequence[Bar], now: datetime) -> tuple[float, float]:
+    """(x0, x1): the valid time covered, padded, reaching "now" at least."""
     valid = [_when(b.valid_from) for b in bars] + [
         _when(b.valid_until) for b in bars if b.valid_until
     ]
-    known = [_when(b.known_from) for b in bars] + [
-        _when(b.known_until) for b in bars if b.known_until
-    ]
     x0, x1 = min(valid), max([*valid, _when(now)])
-    y0, y1 = min(known), max([*known, _when(now)])
     pad_x = max((x1 - x0) * 0.05, 3600.0)
-    pad_y = max((y1 - y0) * 0.08, 3600.0)
-    return x0 - pad_x, x1 + pad_x, y0 - pad_y, y1 + pad_y
+    return x0 - pad_x, x1 + pad_x
+
+
+def known_levels(bars: Sequence[Bar], now: datetime) -> list[datetime]:
+    """Every moment the ledger learned or stopped believing something, then "now".
+
+    Known time is drawn in steps, one per such moment, in order: a ledger learns in bursts
+    (a whole conversation in one second, then nothing for a month), and on a linear scale
+    the versions of one burst would collapse into one line.
+    """
+    moments = {b.known_from for b in bars} | {b.known_until for b in bars if b.known_until}
+    return [*sorted(m for m in moments if m < now), now]
 
 
 def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
@@ -111,7 +119,9 @@ def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
             "No fact versions to draw.</text></svg>"
         )
     rows: list[str] = list(dict.fromkeys(bar.row for bar in bars))
-    x0, x1, y0, y1 = _bounds(bars, now)
+    x0, x1 = _valid_bounds(bars, now)
+    levels = known_levels(bars, now)
+    step = PANEL_HEIGHT / len(levels)
     plot_w = WIDTH - LEFT - RIGHT
     height = TOP + len(rows) * (PANEL_HEIGHT + PANEL_GAP) + LEGEND_HEIGHT
 
@@ -122,10 +132,11 @@ def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
         f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label={quoteattr(title)} '
+        'style="max-width: 100%; height: auto" '
         'font-family="system-ui, sans-serif" font-size="12" class="timeline">',
         f"<title>{escape(title)}</title>",
         f'<text x="{LEFT}" y="14" font-size="12" fill="#444">valid time →, '
-        f"known time ↑ (UTC); dashed edges are still open</text>",
+        f"known time ↑ (UTC, a step per change of belief); dashed edges are still open</text>",
     ]
     now_x = x(now)
     for index, row in enumerate(rows):
@@ -133,8 +144,8 @@ def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
         bottom = top + PANEL_HEIGHT
 
         def y(moment: datetime | None, top=top) -> float:
-            value = _when(moment or now)
-            return top + PANEL_HEIGHT - (value - y0) / (y1 - y0) * PANEL_HEIGHT
+            level = len(levels) - 1 if moment is None or moment >= now else levels.index(moment)
+            return top + PANEL_HEIGHT - (level + 0.5) * step
 
         out.append(f'<g class="panel" data-row={quoteattr(row)}>')
         out.append(
@@ -142,18 +153,22 @@ def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
             'fill="#fafafa" stroke="#ccc"/>'
         )
         out.append(
-            f'<text x="{LEFT - 8}" y="{top + PANEL_HEIGHT / 2}" text-anchor="end" '
+            f'<text x="{LEFT - 8}" y="{top - 4}" text-anchor="end" '
             f'font-weight="600">{escape(row)}</text>'
         )
         out.append(
             f'<line x1="{now_x:.1f}" y1="{top}" x2="{now_x:.1f}" y2="{bottom}" '
             'stroke="#999" stroke-dasharray="2 3"/>'
         )
-        for tick in _ticks(y0, y1, 3):
-            ty = top + PANEL_HEIGHT - (tick - y0) / (y1 - y0) * PANEL_HEIGHT
+        every = max(1, len(levels) // 6)
+        for index, moment in enumerate(levels):
+            if index % every and index != len(levels) - 1:
+                continue
+            ty = top + PANEL_HEIGHT - (index + 0.5) * step
+            label = "now" if index == len(levels) - 1 else moment.strftime("%Y-%m-%d %H:%M:%S")
             out.append(
                 f'<text x="{LEFT - 8}" y="{ty + 4:.1f}" text-anchor="end" font-size="10" '
-                f'fill="#777">{_tick_label(tick, y1 - y0)}</text>'
+                f'fill="#777">{label}</text>'
             )
         for tick in _ticks(x0, x1):
             tx = LEFT + (tick - x0) / (x1 - x0) * plot_w
@@ -173,7 +188,8 @@ def _bar(bar: Bar, x, y) -> str:
     left, right = x(bar.valid_from), x(bar.valid_until)
     top, bottom = y(bar.known_until), y(bar.known_from)
     right = max(right, left + 3)  # an instant is still visible
-    top = min(top, bottom - 3)
+    if bottom - top < 6:  # believed for no time at all (learned and corrected at once)
+        top, bottom = (top + bottom) / 2 - 3, (top + bottom) / 2 + 3
     colour = STATUS_COLOURS.get(bar.status, UNKNOWN_STATUS_COLOUR)
     width, height = right - left, bottom - top
     tooltip = bar.title or f"{bar.label} ({bar.status})"
