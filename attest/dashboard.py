@@ -142,7 +142,8 @@ CHART_LEFT, CHART_BOTTOM, CHART_TOP = 48, 36, 28
 
 def chart_svg(days: list[Day]) -> str:
     """Grouped bars, one group a day, one bar a series; a scale on the left."""
-    peak = max([1, *(getattr(d, name) for d in days for name, _, _ in SERIES)])
+    highest = max([1, *(getattr(d, name) for d in days for name, _, _ in SERIES)])
+    peak = -(-highest // 4) * 4  # a multiple of 4: the scale's five lines are whole numbers
     plot_h = CHART_HEIGHT - CHART_BOTTOM - CHART_TOP
     plot_w = CHART_WIDTH - CHART_LEFT - 10
     group = plot_w / max(len(days), 1)

@@ -152,3 +152,11 @@ def test_chart_bars_are_as_tall_as_their_figures():
     assert bars[("2026-01-01", "calls")] == 2 * bars[("2026-01-01", "charged")] > 0
     assert bars[("2026-01-02", "failures")] == pytest.approx(bars[("2026-01-01", "calls")] / 5)
     assert bars[("2026-01-02", "calls")] == 0
+
+
+def test_the_chart_scale_is_in_whole_numbers():
+    from lxml import etree
+
+    svg = etree.fromstring(chart_svg([Day(date(2026, 1, 1), calls=1)]).encode())
+    labels = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text") if t.text.isdigit()]
+    assert labels == ["0", "1", "2", "3", "4"]

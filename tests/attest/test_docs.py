@@ -404,3 +404,26 @@ def test_the_batch_pages_state_the_batch_sizes_of_the_code(client):
     assert dict((row[0], row[2]) for row in quotes)["quotes"].startswith(f"1 to {MAX_QUOTES} ")
     citations = _rows(_html(client, "/docs/verify-citations"), "field")
     assert dict((r[0], r[2]) for r in citations)["citations"].startswith(f"1 to {MAX_CITATIONS} ")
+
+
+def test_each_page_links_the_previous_and_the_next_in_navigation_order(client):
+    for index, doc in enumerate(PAGES):
+        tree = _html(client, f"/docs/{doc.slug}")
+        previous = tree.xpath("//nav[@class='pager']//a[@rel='prev']/@href")
+        following = tree.xpath("//nav[@class='pager']//a[@rel='next']/@href")
+        assert previous == ([f"/docs/{PAGES[index - 1].slug}"] if index else [])
+        assert following == ([f"/docs/{PAGES[index + 1].slug}"] if index + 1 < len(PAGES) else [])
+
+
+def test_the_navigation_groups_pages_under_their_headings(client):
+    nav = _html(client, "/docs/fetch").xpath("//nav[@class='docs']")[0]
+    shown = {
+        group.findtext("span[@class='group-name']"): [a.get("href") for a in group.iter("a")]
+        for group in nav.xpath("span[@class='group']")
+    }
+    assert shown["Fact ledger"] == [
+        "/docs/ledger/ingest",
+        "/docs/ledger/recall",
+        "/docs/ledger/resolve",
+    ]
+    assert "/docs/fetch" in shown["Verification"]
