@@ -22,6 +22,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import lxml.html
@@ -427,3 +428,22 @@ def test_the_navigation_groups_pages_under_their_headings(client):
         "/docs/ledger/resolve",
     ]
     assert "/docs/fetch" in shown["Verification"]
+
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+def test_the_readme_links_every_docs_page():
+    linked = set(re.findall(r"\]\(http://127\.0\.0\.1:8000(/docs/[a-z/-]+)\)", README))
+    assert linked == {f"/docs/{doc.slug}" for doc in PAGES}
+
+
+def test_the_readme_names_only_routes_that_run():
+    # Our own paths, however written: `POST /v1/...`, `/v1/...`, or a link to the service.
+    ours = r"/(?:v1|docs|\.well-known|healthz)[^`\s?)…]*"
+    named = set(re.findall(rf"`(?:(?:GET|POST) )?({ours})", README))
+    named |= set(re.findall(r"\(http://127\.0\.0\.1:8000(/[^)\s]*)\)", README))
+    assert len(named) > 15
+    for path in sorted(p for p in named if not p.endswith("/")):  # "/v1/…" is a prefix
+        concrete = re.sub(r"\{[^}]+\}", "x", path)
+        assert served(concrete), f"the README names {path}, which this service does not serve"
