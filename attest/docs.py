@@ -162,6 +162,7 @@ class DocPage:
     summary: str
     context: Callable[[], dict[str, Any]]
     group: str = "Verification"  # the navigation's heading the page sits under
+    route: str = ""  # "POST /v1/fetch" for a page about one route: its errors are checked
 
     @property
     def url_name(self) -> str:
@@ -180,24 +181,28 @@ PAGES: tuple[DocPage, ...] = (
         "Verify a quote",
         "POST /v1/verify/quote: is a quote on a page, where, and is the page real?",
         _verify_quote,
+        route="POST /v1/verify/quote",
     ),
     DocPage(
         "verify-quotes",
         "Verify quotes on one page",
         "POST /v1/verify/quotes: up to 20 quotes checked against one fetch of a page.",
         _verify_quotes,
+        route="POST /v1/verify/quotes",
     ),
     DocPage(
         "verify-citations",
         "Verify citations",
         "POST /v1/verify/citations: up to 10 quote and URL pairs in one batch.",
         _verify_citations,
+        route="POST /v1/verify/citations",
     ),
     DocPage(
         "fetch",
         "Fetch a page",
         "POST /v1/fetch: a page's verdict and its normalised text, signed.",
         _fetch,
+        route="POST /v1/fetch",
     ),
     DocPage(
         "receipt-verify",
@@ -205,6 +210,7 @@ PAGES: tuple[DocPage, ...] = (
         "POST /v1/receipt/verify and the public keys: what a receipt signs.",
         _receipt_verify,
         group="Receipts",
+        route="POST /v1/receipt/verify",
     ),
     DocPage(
         "receipt-check",
@@ -234,6 +240,7 @@ PAGES: tuple[DocPage, ...] = (
         "POST /v1/observations: store messages; facts come out, tied to their bytes.",
         _ledger_ingest,
         group="Fact ledger",
+        route="POST /v1/observations",
     ),
     DocPage(
         "ledger/recall",
@@ -241,6 +248,7 @@ PAGES: tuple[DocPage, ...] = (
         "POST /v1/recall: a subject's facts, now or as of a valid and a known time.",
         _ledger_recall,
         group="Fact ledger",
+        route="POST /v1/recall",
     ),
     DocPage(
         "ledger/resolve",
@@ -248,6 +256,7 @@ PAGES: tuple[DocPage, ...] = (
         "POST /v1/citations/resolve: a fact with its evidence, re-read from the bytes.",
         _ledger_resolve,
         group="Fact ledger",
+        route="POST /v1/citations/resolve",
     ),
 )
 

@@ -91,6 +91,32 @@ PAYMENT_ERRORS = (
         "the same payment, never pay again.",
     ),
 )
+_INTERNAL = ErrorDoc(
+    500, "internal_error", "The server failed; quote the X-Request-ID when reporting."
+)
+# Answered on every route when the database or the shared cache does not answer.
+UNAVAILABLE = ErrorDoc(
+    503, "unavailable", "The database or the shared cache did not answer; retry after Retry-After."
+)
+# The limit on free work per caller IP (ATTEST_UNPAID_RATE): checks before an offer, samples,
+# receipt checks. A request carrying a payment never counts.
+UNPAID_LIMIT = ErrorDoc(
+    429,
+    "rate_limited",
+    "Too many unpaid requests from this caller IP (details.reason unpaid_requests); retry "
+    "after Retry-After.",
+)
+_PDF_QUEUE = _raised(
+    OverCapacity,
+    "The page is a PDF and the shared PDF queue is full (details.reason pdf_queue_full); "
+    "retry after Retry-After.",
+)
+_DNS = _raised(DnsUnavailable, "Our resolver failed or timed out (not a missing name); retry.")
+_QUEUES = _raised(
+    OverCapacity,
+    "The shared match or PDF queue is full (details.reason match_queue_full or "
+    "pdf_queue_full); retry after Retry-After.",
+)
 VERIFY_QUOTE_ERRORS = (
     _raised(
         InvalidRequest,
@@ -104,18 +130,13 @@ VERIFY_QUOTE_ERRORS = (
         MatchTooCostlyError,
         "Fuzzy matching this quote on this page needs more work than one call may use.",
     ),
+    UNPAID_LIMIT,
+    _PDF_QUEUE,
     _raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
+    _DNS,
+    UNAVAILABLE,
     *PAYMENT_ERRORS,
-    ErrorDoc(500, "internal_error", "The server failed; quote the X-Request-ID when reporting."),
-)
-_INTERNAL = ErrorDoc(
-    500, "internal_error", "The server failed; quote the X-Request-ID when reporting."
-)
-_DNS = _raised(DnsUnavailable, "Our resolver failed or timed out (not a missing name); retry.")
-_QUEUES = _raised(
-    OverCapacity,
-    "The shared match or PDF queue is full (details.reason match_queue_full or "
-    "pdf_queue_full); retry after Retry-After.",
+    _INTERNAL,
 )
 BATCH_ERRORS = (
     _raised(
@@ -140,11 +161,13 @@ BATCH_ERRORS = (
     _raised(
         RateLimited,
         "The caller's bucket of uncharged failed batches is empty (details.reason "
-        "uncharged_failures); retry after Retry-After.",
+        "uncharged_failures), or too many unpaid requests (unpaid_requests); retry after "
+        "Retry-After.",
     ),
     _QUEUES,
     _raised(NotOnEdge, "A page is a PDF and this server runs in edge mode."),
     _DNS,
+    UNAVAILABLE,
     *PAYMENT_ERRORS,
     _INTERNAL,
 )
@@ -154,9 +177,11 @@ FETCH_ERRORS = (
     _raised(Blocked, "The host has an address that is not public, directly or after a redirect."),
     _raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
     _raised(HostNotFound, "The URL's host name does not resolve."),
-    _QUEUES,
+    UNPAID_LIMIT,
+    _PDF_QUEUE,
     _raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
     _DNS,
+    UNAVAILABLE,
     *PAYMENT_ERRORS,
     _INTERNAL,
 )
@@ -182,6 +207,7 @@ INGEST_ERRORS = (
         MessageConflict,
         "The message ID was stored before with other text, role, time or subject.",
     ),
+    UNAVAILABLE,
     _INTERNAL,
 )
 RECALL_ERRORS = (
@@ -192,6 +218,7 @@ RECALL_ERRORS = (
     ),
     *BODY_ERRORS,
     *LEDGER_AUTH_ERRORS,
+    UNAVAILABLE,
     _INTERNAL,
 )
 RESOLVE_ERRORS = (
@@ -208,12 +235,15 @@ RESOLVE_ERRORS = (
         EvidenceMismatch,
         "The stored bytes no longer match the evidence; no evidence is returned.",
     ),
+    UNAVAILABLE,
 )
 RECEIPT_VERIFY_ERRORS = (
     _raised(
         InvalidRequest, "receipt is missing or not a string, or page is not a non-negative integer."
     ),
     *BODY_ERRORS,
+    UNPAID_LIMIT,
+    UNAVAILABLE,
 )
 
 
