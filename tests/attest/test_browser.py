@@ -144,9 +144,9 @@ def test_an_auditor_reads_everything_and_changes_nothing(live_server, records, a
         page.goto(f"{live_server.url}/docs/verify-citations")
         assert page.locator("h1").inner_text() == "Verify citations"
         assert page.locator("nav.docs a[aria-current=page]").inner_text() == "Verify citations"
+        _shot(page, "docs-verify-citations")
         page.locator("a[rel=next]").click()
         assert page.locator("h1").inner_text() == "Fetch a page"
-        _shot(page, "docs-verify-citations")
 
         page.goto(f"{live_server.url}/admin/login/?next=/admin/")
         page.fill("input[name=username]", "audrey")
