@@ -6,6 +6,9 @@ from django.contrib import admin
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
+# The index links the dashboard (attest.dashboard) above the apps' lists.
+admin.site.index_template = "admin/attest_index.html"
+
 
 class CappedCountPaginator(Paginator):
     """Counts at most CAP rows, so paging a table of millions never counts all of them.
@@ -37,6 +40,30 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class InputFilter(admin.SimpleListFilter):
+    """A list filter typed into a box (an exact ID), for columns with too many values to list."""
+
+    template = "admin/input_filter.html"
+
+    def lookups(self, request, model_admin):
+        # Django shows a filter only when it has choices; the box is the one choice.
+        return [("", "")]
+
+    def choices(self, changelist):
+        # The other filters' parameters, kept as hidden fields of the box's form.
+        query = changelist.get_filters_params()
+        query.pop(self.parameter_name, None)
+        yield {
+            "value": self.value() or "",
+            "parameter": self.parameter_name,
+            "others": [(k, v) for k, values in query.items() for v in _values(values)],
+        }
+
+
+def _values(value) -> list[str]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
 class ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
@@ -46,3 +73,8 @@ class ReadOnlyInline(admin.TabularInline):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+def milliseconds(value: float | None) -> str:
+    """A duration kept in (fractional) milliseconds, as a whole number of them."""
+    return "—" if value is None else f"{round(value):,} ms"

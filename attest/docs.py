@@ -18,24 +18,37 @@ from django.urls import path
 from django.views.decorators.http import require_safe
 
 from attest.docs_tables import (
+    BATCH_ERRORS,
+    FETCH_ERRORS,
+    INGEST_ERRORS,
     PAYMENT_ERRORS,
+    RECALL_ERRORS,
     RECEIPT_VERIFY_ERRORS,
+    RESOLVE_ERRORS,
     VERIFY_QUOTE_ERRORS,
     claim_rows,
+    fact_statuses,
     ledger_errors,
     limits,
     price_of,
     prices,
 )
 from billing.charging import CHARGING_RULES
-from billing.pricing import MAX_TIMEOUT_SECONDS, RAIL
-from citations.extract.extractor import EXTRACTOR_VERSION
-from citations.selectors import INVENTORY_DEFAULT_LIMIT, INVENTORY_MAX_LIMIT
+from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
+from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
+from citations.selectors import (
+    CONTEXT_BYTES,
+    INVENTORY_DEFAULT_LIMIT,
+    INVENTORY_MAX_LIMIT,
+    PAGE_BYTES,
+)
+from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
 from citations.services.placement import AUTHORED
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
 from verification.addresses import MAX_URL_LENGTH
+from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pace import BUDGETS
 from verification.engine.passages import MAX_PASSAGES, SCORER
@@ -99,6 +112,60 @@ def _limits() -> dict[str, Any]:
     return {"groups": limits()}
 
 
+def _batch(route: str, size: int) -> dict[str, Any]:
+    return {
+        "errors": BATCH_ERRORS,
+        "price": price_of(route),
+        "max_size": size,
+        "trial_max_size": PRICED_ROUTES[route].trial_max_size,
+        "fuzzy_work": f"{FUZZY_WORK_PER_CALL:,}",
+        "batch_fuzzy_work": f"{BATCH_FUZZY_WORK:,}",
+        "modes": MODES,
+        "max_quote": f"{MAX_QUOTE_CHARS:,}",
+        "sample_quotes": SAMPLE_QUOTES,
+    }
+
+
+def _verify_quotes() -> dict[str, Any]:
+    return _batch("verify/quotes", MAX_QUOTES)
+
+
+def _verify_citations() -> dict[str, Any]:
+    return _batch("verify/citations", MAX_CITATIONS)
+
+
+def _fetch() -> dict[str, Any]:
+    return {"errors": FETCH_ERRORS, "price": price_of("fetch")}
+
+
+def _ledger_ingest() -> dict[str, Any]:
+    return {
+        "errors": INGEST_ERRORS,
+        "max_messages": MAX_MESSAGES,
+        "max_message_bytes": f"{MAX_MESSAGE_BYTES:,}",
+        "predicates": [(name, rule[0]) for name, rule in sorted(PREDICATES.items())],
+    }
+
+
+def _ledger_recall() -> dict[str, Any]:
+    fields = RecallIn().fields
+    return {
+        "errors": RECALL_ERRORS,
+        "statuses": fact_statuses(),
+        "limit": fields["limit"],
+        "predicates": sorted(PREDICATES),
+    }
+
+
+def _ledger_resolve() -> dict[str, Any]:
+    return {
+        "errors": RESOLVE_ERRORS,
+        "limit": ResolveIn().fields["limit"],
+        "page_kib": PAGE_BYTES // 1024,
+        "context_bytes": CONTEXT_BYTES,
+    }
+
+
 def _ledger_rebuilds() -> dict[str, Any]:
     return {"errors": ledger_errors("rebuild"), "extractor_version": EXTRACTOR_VERSION}
 
@@ -117,17 +184,20 @@ def _ledger(route: str) -> Callable[[], dict[str, Any]]:
 
 @dataclass(frozen=True)
 class DocPage:
-    slug: str  # the path under /docs/
+    slug: str  # the path under /docs/, such as "fetch" or "ledger/recall"
     title: str
     summary: str
     context: Callable[[], dict[str, Any]]
+    group: str = "Verification"  # the navigation's heading the page sits under
+    route: str = ""  # "POST /v1/fetch" for a page about one route: its errors are checked
 
     @property
     def url_name(self) -> str:
-        return f"docs-{self.slug}"
+        return f"docs-{self.slug.replace('/', '-')}"
 
     @property
     def template(self) -> str:
+        """docs/fetch.html, docs/verify_quote.html, docs/ledger/recall.html"""
         return f"docs/{self.slug.replace('-', '_')}.html"
 
 
@@ -138,66 +208,150 @@ PAGES: tuple[DocPage, ...] = (
         "Verify a quote",
         "POST /v1/verify/quote: is a quote on a page, where, and is the page real?",
         _verify_quote,
+        route="POST /v1/verify/quote",
+    ),
+    DocPage(
+        "verify-quotes",
+        "Verify quotes on one page",
+        "POST /v1/verify/quotes: up to 20 quotes checked against one fetch of a page.",
+        _verify_quotes,
+        route="POST /v1/verify/quotes",
+    ),
+    DocPage(
+        "verify-citations",
+        "Verify citations",
+        "POST /v1/verify/citations: up to 10 quote and URL pairs in one batch.",
+        _verify_citations,
+        route="POST /v1/verify/citations",
+    ),
+    DocPage(
+        "fetch",
+        "Fetch a page",
+        "POST /v1/fetch: a page's verdict and its normalised text, signed.",
+        _fetch,
+        route="POST /v1/fetch",
     ),
     DocPage(
         "receipt-verify",
         "Check a receipt",
         "POST /v1/receipt/verify and the public keys: what a receipt signs.",
         _receipt_verify,
+        group="Receipts",
+        route="POST /v1/receipt/verify",
     ),
     DocPage(
         "receipt-check",
         "Check a receipt offline",
         "python -m receipts.check: the signature, the text and the quote, without us.",
         _receipt_check,
+        group="Receipts",
     ),
-    DocPage("payments", "Payments", "Prices, x402, the free trial and what is charged.", _payments),
     DocPage(
-        "limits", "Limits", "Every size, time and rate limit, and what happens past it.", _limits
+        "payments",
+        "Payments",
+        "Prices, x402, the free trial and what is charged.",
+        _payments,
+        group="Service",
+    ),
+    DocPage(
+        "limits",
+        "Limits",
+        "Every size, time and rate limit, and what happens past it.",
+        _limits,
+        group="Service",
+    ),
+    # The fact ledger: one page per route under /docs/ledger/.
+    DocPage(
+        "ledger/ingest",
+        "Ingest messages",
+        "POST /v1/observations: store messages; facts come out, tied to their bytes.",
+        _ledger_ingest,
+        group="Fact ledger",
+        route="POST /v1/observations",
+    ),
+    DocPage(
+        "ledger/recall",
+        "Recall facts",
+        "POST /v1/recall: a subject's facts, now or as of a valid and a known time.",
+        _ledger_recall,
+        group="Fact ledger",
+        route="POST /v1/recall",
+    ),
+    DocPage(
+        "ledger/resolve",
+        "Resolve a fact",
+        "POST /v1/citations/resolve: a fact with its evidence, re-read from the bytes.",
+        _ledger_resolve,
+        group="Fact ledger",
+        route="POST /v1/citations/resolve",
     ),
     DocPage(
         "ledger/retraction",
         "Retraction",
         "POST /v1/facts/{id}/retract: withdraw a fact, or correct it with a replacement.",
         _ledger("retract"),
+        group="Fact ledger",
+        route="POST /v1/facts/{id}/retract",
     ),
     DocPage(
         "ledger/authored-records",
         "Authored records",
         "POST /v1/facts: a person states a fact directly, and the evidence says who.",
         _ledger("authored"),
+        group="Fact ledger",
+        route="POST /v1/facts",
     ),
     DocPage(
         "ledger/record-inventory",
         "Record inventory",
         "GET /v1/facts: every fact of a project, newest first, a page at a time.",
         _ledger("inventory"),
+        group="Fact ledger",
+        route="GET /v1/facts",
     ),
     DocPage(
         "ledger/rebuilds",
         "Rebuild facts",
         "POST /v1/rebuilds: read messages again in a new generation, one source or all.",
         _ledger_rebuilds,
+        group="Fact ledger",
+        route="POST /v1/rebuilds",
     ),
     DocPage(
         "ledger/erasures",
         "Erase",
         "POST /v1/erasures: delete a message or a subject's content; tombstones answer 404.",
         _ledger("erasure"),
+        group="Fact ledger",
+        route="POST /v1/erasures",
     ),
     DocPage(
         "ledger/subject-export",
         "Export a subject",
         "GET /v1/subjects/{subject}/export: everything about a subject, NDJSON, one snapshot.",
         _ledger("export"),
+        group="Fact ledger",
+        route="GET /v1/subjects/{subject}/export",
     ),
 )
 
 
+def groups() -> list[tuple[str, list[DocPage]]]:
+    """PAGES under their headings, in the order each heading first appears."""
+    grouped: dict[str, list[DocPage]] = {}
+    for doc in PAGES:
+        grouped.setdefault(doc.group, []).append(doc)
+    return list(grouped.items())
+
+
 def _common(request: HttpRequest, current: DocPage | None) -> dict[str, Any]:
     scheme, host = request.scheme, request.get_host()
+    at = PAGES.index(current) if current else None
     return {
+        "previous": PAGES[at - 1] if at else None,
+        "next": PAGES[at + 1] if at is not None and at + 1 < len(PAGES) else None,
         "pages": PAGES,
+        "nav_groups": groups(),
         "current": current,
         "base_url": f"{scheme}://{host}",
         "public_url": settings.ATTEST_PUBLIC_URL,

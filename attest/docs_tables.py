@@ -14,15 +14,30 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 from x402.mechanisms.evm.exact import ExactEvmServerScheme
 
-from attest.errors import Blocked, InvalidRequest, NotOnEdge
+from attest.errors import Blocked, InvalidRequest, NotOnEdge, OverCapacity, RateLimited
 from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES
+from citations.auth import ProjectSuspended
+from citations.extract.intervals import STATUSES
 from citations.rebuilds import RebuildAlreadyRunning
+from citations.selectors import (
+    PAGE_BYTES,
+    RESOLVE_MAX_LIMIT,
+    EvidenceMismatch,
+    InvalidCitation,
+)
+from citations.selectors import (
+    CitationLimit as EvidenceTooLarge,
+)
+from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn
+from citations.services import MessageConflict
 from citations.services.corrections import AlreadyRetracted, FactNotBelieved
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
+from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
+from verification.capacity import UNCHARGED_FAILURES
 from verification.crossref import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
 from verification.engine.pace import BUDGETS
@@ -33,7 +48,7 @@ from verification.engine.pdf_text import (
     MAX_DECODED_STREAM_BYTES,
     MAX_PAGES,
 )
-from verification.fetch import MAX_REDIRECTS, HostNotFound
+from verification.fetch import MAX_REDIRECTS, DnsUnavailable, HostNotFound
 from verification.pdf_pool import PDF_SECONDS, PDF_WORKERS
 from verification.pdf_worker import PDF_WORKER_MEMORY
 from verification.pipeline import MAX_QUOTE_CHARS, MatchTooCostlyError
@@ -80,6 +95,32 @@ PAYMENT_ERRORS = (
         "the same payment, never pay again.",
     ),
 )
+_INTERNAL = ErrorDoc(
+    500, "internal_error", "The server failed; quote the X-Request-ID when reporting."
+)
+# Answered on every route when the database or the shared cache does not answer.
+UNAVAILABLE = ErrorDoc(
+    503, "unavailable", "The database or the shared cache did not answer; retry after Retry-After."
+)
+# The limit on free work per caller IP (ATTEST_UNPAID_RATE): checks before an offer, samples,
+# receipt checks. A request carrying a payment never counts.
+UNPAID_LIMIT = ErrorDoc(
+    429,
+    "rate_limited",
+    "Too many unpaid requests from this caller IP (details.reason unpaid_requests); retry "
+    "after Retry-After.",
+)
+_PDF_QUEUE = _raised(
+    OverCapacity,
+    "The page is a PDF and the shared PDF queue is full (details.reason pdf_queue_full); "
+    "retry after Retry-After.",
+)
+_DNS = _raised(DnsUnavailable, "Our resolver failed or timed out (not a missing name); retry.")
+_QUEUES = _raised(
+    OverCapacity,
+    "The shared match or PDF queue is full (details.reason match_queue_full or "
+    "pdf_queue_full); retry after Retry-After.",
+)
 VERIFY_QUOTE_ERRORS = (
     _raised(
         InvalidRequest,
@@ -93,15 +134,120 @@ VERIFY_QUOTE_ERRORS = (
         MatchTooCostlyError,
         "Fuzzy matching this quote on this page needs more work than one call may use.",
     ),
+    UNPAID_LIMIT,
+    _PDF_QUEUE,
     _raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
+    _DNS,
+    UNAVAILABLE,
     *PAYMENT_ERRORS,
-    ErrorDoc(500, "internal_error", "The server failed; quote the X-Request-ID when reporting."),
+    _INTERNAL,
+)
+BATCH_ERRORS = (
+    _raised(
+        InvalidRequest,
+        "A field is missing, of the wrong type or out of range; details.field names the member, "
+        "such as citations[2].quote. An empty list is refused too.",
+    ),
+    *BODY_ERRORS,
+    _raised(
+        Blocked,
+        "A URL (the first one in request order) or a redirect leads to an address that is not "
+        "public; details.field names it. The whole batch is refused.",
+    ),
+    _raised(RobotsDisallowed, "robots.txt does not let AttestBot read a URL or a redirect."),
+    _raised(CitationLimit, "More members than the route allows; split the batch."),
+    _raised(HostNotFound, "No URL of the batch has a host name that resolves."),
+    _raised(
+        MatchTooCostlyError,
+        "Every quote was over its fuzzy work limit or reached after the batch's share was "
+        "spent; details.failed lists them.",
+    ),
+    _raised(
+        RateLimited,
+        "The caller's bucket of uncharged failed batches is empty (details.reason "
+        "uncharged_failures), or too many unpaid requests (unpaid_requests); retry after "
+        "Retry-After.",
+    ),
+    _QUEUES,
+    _raised(NotOnEdge, "A page is a PDF and this server runs in edge mode."),
+    _DNS,
+    UNAVAILABLE,
+    *PAYMENT_ERRORS,
+    _INTERNAL,
+)
+FETCH_ERRORS = (
+    _raised(InvalidRequest, "url is missing, not http(s), too long or carries a password."),
+    *BODY_ERRORS,
+    _raised(Blocked, "The host has an address that is not public, directly or after a redirect."),
+    _raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
+    _raised(HostNotFound, "The URL's host name does not resolve."),
+    UNPAID_LIMIT,
+    _PDF_QUEUE,
+    _raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
+    _DNS,
+    UNAVAILABLE,
+    *PAYMENT_ERRORS,
+    _INTERNAL,
+)
+# Every ledger route checks the credential first (citations.auth, citations.views).
+LEDGER_AUTH_ERRORS = (
+    ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
+    _raised(ProjectSuspended, "The credential's project is suspended."),
+    ErrorDoc(
+        429,
+        "rate_limited",
+        "This credential has used its request budget; retry after Retry-After.",
+    ),
+)
+INGEST_ERRORS = (
+    _raised(
+        InvalidRequest,
+        "A field is missing or wrong: no messages, too many, a message too large, an unknown "
+        "role, a time without its offset; details.field names it (messages[1].occurred_at).",
+    ),
+    *BODY_ERRORS,
+    *LEDGER_AUTH_ERRORS,
+    _raised(
+        MessageConflict,
+        "The message ID was stored before with other text, role, time or subject.",
+    ),
+    UNAVAILABLE,
+    _INTERNAL,
+)
+RECALL_ERRORS = (
+    _raised(
+        InvalidRequest,
+        "subject is missing, limit is out of range, or a time in as_of has no offset; "
+        "details.field names it.",
+    ),
+    *BODY_ERRORS,
+    *LEDGER_AUTH_ERRORS,
+    UNAVAILABLE,
+    _INTERNAL,
+)
+RESOLVE_ERRORS = (
+    _raised(
+        InvalidCitation,
+        "The ID is not a UUID, limit is not an integer in range, or after is not a cursor this "
+        "service issued for this ID.",
+    ),
+    *BODY_ERRORS,
+    *LEDGER_AUTH_ERRORS,
+    ErrorDoc(404, "not_found", "Unknown, erased, or another project's ID: all three alike."),
+    _raised(EvidenceTooLarge, "One source alone is larger than the page limit."),
+    _raised(
+        EvidenceMismatch,
+        "The stored bytes no longer match the evidence; no evidence is returned.",
+    ),
+    UNAVAILABLE,
 )
 RECEIPT_VERIFY_ERRORS = (
     _raised(
         InvalidRequest, "receipt is missing or not a string, or page is not a non-negative integer."
     ),
     *BODY_ERRORS,
+    UNPAID_LIMIT,
+    UNAVAILABLE,
 )
 
 
@@ -131,6 +277,7 @@ def _error(error: type) -> str:
 def limits() -> list[tuple[str, list[Limit]]]:
     """Every limit the service enforces today, grouped, each figure read from the code."""
     threshold = VerifyQuoteInput().fields["threshold"]
+    recall_limit = RecallIn().fields["limit"]
     return [
         (
             "Requests",
@@ -296,8 +443,70 @@ def limits() -> list[tuple[str, list[Limit]]]:
             ],
         ),
         (
+            "Batches",
+            [
+                Limit(
+                    "Citations in one verify/citations call",
+                    f"1 to {MAX_CITATIONS}",
+                    _error(CitationLimit) + " (an empty list: " + _error(InvalidRequest) + ")",
+                ),
+                Limit(
+                    "Quotes in one verify/quotes call",
+                    f"1 to {MAX_QUOTES}",
+                    _error(CitationLimit) + " (an empty list: " + _error(InvalidRequest) + ")",
+                ),
+                Limit(
+                    "Fuzzy work shared by one batch's quotes",
+                    f"{BATCH_FUZZY_WORK:,} units",
+                    "the quotes past it carry error match_too_costly; all of them: "
+                    + _error(MatchTooCostlyError),
+                ),
+                Limit(
+                    "Uncharged failed batches per caller IP",
+                    f"{UNCHARGED_FAILURES.size}, one back every "
+                    f"{UNCHARGED_FAILURES.refill_seconds:g} s",
+                    "429 rate_limited (details.reason uncharged_failures), not charged",
+                ),
+                Limit(
+                    "Batches matched at once, and waiting",
+                    f"{settings.ATTEST_MATCH_SLOTS}, and {settings.ATTEST_MATCH_QUEUE} waiting",
+                    "503 over_capacity (details.reason match_queue_full), not charged",
+                    "ATTEST_MATCH_SLOTS, ATTEST_MATCH_QUEUE",
+                ),
+                Limit(
+                    "PDFs read at once, and waiting",
+                    f"{settings.ATTEST_PDF_READERS}, and {settings.ATTEST_PDF_QUEUE} waiting",
+                    "503 over_capacity (details.reason pdf_queue_full), not charged",
+                    "ATTEST_PDF_READERS, ATTEST_PDF_QUEUE",
+                ),
+            ],
+        ),
+        (
             "Fact ledger",
             [
+                Limit(
+                    "Messages in one ingest request",
+                    f"1 to {MAX_MESSAGES}",
+                    _error(InvalidRequest),
+                ),
+                Limit("One message's text", _bytes(MAX_MESSAGE_BYTES), _error(InvalidRequest)),
+                Limit(
+                    "Facts one recall returns (limit)",
+                    f"{recall_limit.min_value} to {recall_limit.max_value}, "
+                    f"default {recall_limit.default}",
+                    _error(InvalidRequest),
+                ),
+                Limit(
+                    "Evidence rows in one resolve page",
+                    f"1 to {RESOLVE_MAX_LIMIT}",
+                    "400 invalid_citation",
+                ),
+                Limit(
+                    "Quote and context text in one resolve page",
+                    _bytes(PAGE_BYTES),
+                    "the page stops early and next says where to go on; one source alone "
+                    "over it: 422 citation_limit",
+                ),
                 Limit(
                     "Requests per credential",
                     _rate(settings.ATTEST_LEDGER_RATE),
@@ -388,12 +597,6 @@ def claim_rows(cls: type) -> list[tuple[str, str]]:
 
 # --- the fact ledger's routes (per-project credential, never charged) ---------------------
 
-LEDGER_AUTH_ERRORS = (
-    ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
-    ErrorDoc(403, "project_suspended", "The credential's project is suspended."),
-    ErrorDoc(429, "rate_limited", "Too many requests for this credential; see Retry-After."),
-)
-
 
 def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
     invalid = _raised(
@@ -413,14 +616,18 @@ def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
                 AlreadyRetracted, "The fact was retracted before; the first retraction stands."
             ),
             _raised(FactNotBelieved, "A rebuild or a merge closed the fact already."),
+            UNAVAILABLE,
+            _INTERNAL,
         ),
-        "authored": (invalid, *BODY_ERRORS, *LEDGER_AUTH_ERRORS),
+        "authored": (invalid, *BODY_ERRORS, *LEDGER_AUTH_ERRORS, UNAVAILABLE, _INTERNAL),
         "rebuild": (
             invalid,
             *BODY_ERRORS,
             *LEDGER_AUTH_ERRORS,
             ErrorDoc(404, "not_found", "The subject, message or rebuild is unknown or erased."),
             _raised(RebuildAlreadyRunning, "A project rebuild is already running; follow it."),
+            UNAVAILABLE,
+            _INTERNAL,
         ),
         "erasure": (
             invalid,
@@ -432,10 +639,14 @@ def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
                 "The subject or message is unknown, erased already, "
                 "or another project's: all alike.",
             ),
+            UNAVAILABLE,
+            _INTERNAL,
         ),
         "export": (
             *LEDGER_AUTH_ERRORS,
             ErrorDoc(404, "not_found", "The subject is unknown, erased, or another project's."),
+            UNAVAILABLE,
+            _INTERNAL,
         ),
         "inventory": (
             _raised(
@@ -444,9 +655,26 @@ def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
                 "of this query; details.field names it.",
             ),
             *LEDGER_AUTH_ERRORS,
+            UNAVAILABLE,
+            _INTERNAL,
         ),
     }
 
 
 def ledger_errors(route: str) -> tuple[ErrorDoc, ...]:
     return _ledger_errors()[route]
+
+
+FACT_STATUS_MEANING = {
+    "current": "believed now and true with no end",
+    "validity_closed": "believed, but true only until a date (for instance superseded by a "
+    "newer value: superseded_by names it)",
+    "knowledge_closed": "no longer believed: this version was replaced by a later one",
+    "retracted": "withdrawn: retraction says by whom, when and why",
+    "reinterpreted": "replaced by a rebuild: reinterpreted_by names the generation",
+}
+
+
+def fact_statuses() -> list[tuple[str, str]]:
+    """Every status a fact version can have (citations.extract.intervals), with its meaning."""
+    return [(status, FACT_STATUS_MEANING[status]) for status in STATUSES]

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from attest import docs, views
+from attest import dashboard, docs, views
 
 urlpatterns = [
     path("", views.landing, name="landing"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("", include(docs.urlpatterns)),
+    path("admin/dashboard/", admin.site.admin_view(dashboard.dashboard), name="admin-dashboard"),
     path("admin/", admin.site.urls),
     path("", include("receipts.urls")),
     path("", include("verification.urls")),

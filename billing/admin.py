@@ -15,15 +15,27 @@ from billing.models import (
     TrialBudget,
     TrialUse,
 )
+from billing.money import token_amount
+
+
+def _short(value: str, keep: int = 10) -> str:
+    """A hash or transaction ID cut to fit a list column; the full value is on its page."""
+    return value if len(value) <= 2 * keep + 1 else f"{value[:keep]}…{value[-6:]}"
 
 
 class LedgerAdmin(ReadOnlyAdmin):
     """The ledger is written only by the payment flow; staff read it."""
 
+    @admin.display(description="amount", ordering="amount")
+    def money(self, obj) -> str:
+        return token_amount(obj.amount, network=obj.network, asset=obj.asset)
+
 
 @admin.register(Offer)
 class OfferAdmin(LedgerAdmin):
-    list_display = ["minute", "route", "reason", "count", "amount", "network", "caller"]
+    list_display = ["minute", "route", "reason", "count", "money", "network", "caller"]
+    readonly_fields = ["money"]
+    exclude = ["amount"]
     list_filter = ["route", "reason", "network"]
     search_fields = ["caller", "last_request_id"]
     date_hierarchy = "minute"
@@ -31,11 +43,13 @@ class OfferAdmin(LedgerAdmin):
 
 @admin.register(PaymentClaim)
 class PaymentClaimAdmin(LedgerAdmin):
-    list_display = ["created_at", "route", "payer", "amount", "state", "lease_until", "outcome"]
+    list_display = ["created_at", "route", "payer", "money", "state", "lease_until", "outcome"]
+    readonly_fields = ["money"]
     list_filter = ["route", "state", "outcome", "network"]
     search_fields = ["payer", "nonce", "request_id"]
     date_hierarchy = "created_at"
-    exclude = ["payment"]  # the signed authorization: needed to settle, not to read
+    # The signed authorization: needed to settle, not to read. The amount shows in USDC.
+    exclude = ["payment", "amount"]
 
 
 @admin.register(PaidAnswer)
@@ -53,7 +67,9 @@ class PaidAnswerAdmin(LedgerAdmin):
 
 @admin.register(Settlement)
 class SettlementAdmin(LedgerAdmin):
-    list_display = ["created_at", "claim_route", "payer", "amount", "success", "transaction"]
+    list_display = ["created_at", "claim_route", "payer", "money", "success", "short_tx"]
+    readonly_fields = ["money"]
+    exclude = ["amount"]
     list_filter = ["claim__route", "success", "error_reason", "facilitator"]
     search_fields = ["payer", "transaction"]
     list_select_related = ["claim"]
@@ -63,6 +79,14 @@ class SettlementAdmin(LedgerAdmin):
     @admin.display(description="route", ordering="claim__route")
     def claim_route(self, obj: Settlement) -> str:
         return obj.claim.route
+
+    @admin.display(description="amount", ordering="amount")
+    def money(self, obj: Settlement) -> str:
+        return token_amount(obj.amount, network=obj.network, asset=obj.claim.asset)
+
+    @admin.display(description="transaction", ordering="transaction")
+    def short_tx(self, obj: Settlement) -> str:
+        return _short(obj.transaction)
 
 
 @admin.register(Refusal)
@@ -90,5 +114,15 @@ class TrialBudgetAdmin(LedgerAdmin):
 
 @admin.register(LocalTransfer)
 class LocalTransferAdmin(LedgerAdmin):
-    list_display = ["created_at", "transaction", "payer", "pay_to", "value"]
+    list_display = ["created_at", "short_tx", "payer", "pay_to", "money"]
+    readonly_fields = ["money"]
+    exclude = ["value"]
     search_fields = ["transaction", "payer", "nonce"]
+
+    @admin.display(description="amount", ordering="value")
+    def money(self, obj: LocalTransfer) -> str:
+        return token_amount(obj.value, network=f"eip155:{obj.chain_id}", asset=obj.token)
+
+    @admin.display(description="transaction", ordering="transaction")
+    def short_tx(self, obj: LocalTransfer) -> str:
+        return _short(obj.transaction)

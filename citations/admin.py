@@ -5,11 +5,19 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.db.models import OuterRef, Subquery
 from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
-from attest.admin import ReadOnlyAdmin, ReadOnlyInline
+from attest.admin import InputFilter, ReadOnlyAdmin, ReadOnlyInline
 from attest.errors import AttestError
 from citations import models
+from citations.extract.intervals import STATUSES
+from citations.extract.timeline import Bar, timeline_svg
+from citations.selectors import EvidenceMismatch, iso_utc, verified_evidence
 from citations.services import credential_revoke, project_set_suspended
 from citations.services.audit import audit_chain_first_break
 from citations.services.corrections import retraction_record
@@ -51,14 +59,18 @@ class ProjectAdmin(admin.ModelAdmin):
         return ["created_at", "suspended_at", "audit_chain"]
 
     @admin.display(description="audit chain")
-    def audit_chain(self, obj) -> str:
-        """Recomputed on each view, like ``manage.py verify_audit_chain``."""
+    def audit_chain(self, obj: models.Project) -> str:
+        """Recomputed on every view, like ``manage.py verify_audit_chain``."""
         if obj is None or obj.pk is None:
-            return "-"
+            return "—"
         first_break = audit_chain_first_break(project=obj)
         if first_break is None:
-            return "intact"
-        return f"BROKEN at event {first_break.seq}: {first_break.reason}"
+            return format_html('<span class="chain-intact">{}</span>', "intact")
+        return format_html(
+            '<strong class="chain-broken" style="color:#b00">BROKEN at event {}: {}</strong>',
+            first_break.seq,
+            first_break.reason,
+        )
 
 
 @admin.register(models.Credential)
@@ -87,6 +99,16 @@ class SubjectAdmin(ReadOnlyAdmin):
     list_display = ["external_id", "project", "created_at", "erased_at"]
     list_select_related = ["project"]
     search_fields = ["external_id"]
+    readonly_fields = ["timeline"]
+
+    @admin.display(description="timeline: valid time across, known time up, one row a predicate")
+    def timeline(self, obj: models.Subject) -> str:
+        versions = (
+            models.FactVersion.objects.filter(subject=obj)
+            .select_related("fact")
+            .order_by("predicate", "valid_from", "seq")
+        )
+        return versions_svg(versions, f"Timeline of subject {obj.external_id}")
 
 
 @admin.register(models.Observation)
@@ -104,29 +126,91 @@ class ObservationAdmin(ReadOnlyAdmin):
         return bytes(obj.content).decode("utf-8", "replace")
 
 
+def _interval(start, end, precision: str = "") -> str:
+    until = iso_utc(end) if end else "open"
+    shown = f"{iso_utc(start)} → {until}"
+    return f"{shown} ({precision})" if precision and precision != "instant" else shown
+
+
+def _admin_link(obj, label: str) -> str:
+    meta = obj._meta
+    url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, label)
+
+
 class FactVersionInline(ReadOnlyInline):
+    """Each version on one line: the two intervals and the links that closed them."""
+
     model = models.FactVersion
     fk_name = "fact"
-    fields = [
-        "seq",
-        "status",
-        "valid_from",
-        "valid_until",
-        "valid_precision",
-        "known_from",
-        "known_until",
-        "superseded_by",
-        "supersession_source_observation",
-        "retraction",
-        "reinterpreted_by",
-    ]
+    fields = ["seq", "status", "valid", "known", "links"]
     readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related(
+                "superseded_by",
+                "supersession_source_observation",
+                "retraction",
+                "reinterpreted_by",
+            )
+        )
+
+    @admin.display(description="valid (UTC)")
+    def valid(self, obj: models.FactVersion) -> str:
+        return _interval(obj.valid_from, obj.valid_until, obj.valid_precision)
+
+    @admin.display(description="known (UTC)")
+    def known(self, obj: models.FactVersion) -> str:
+        return _interval(obj.known_from, obj.known_until)
+
+    @admin.display(description="closed by")
+    def links(self, obj: models.FactVersion) -> str:
+        parts = []
+        if obj.superseded_by_id:
+            parts.append(
+                format_html(
+                    "superseded by {} (message {})",
+                    _admin_link(obj.superseded_by, obj.superseded_by.value),
+                    _admin_link(
+                        obj.supersession_source_observation,
+                        obj.supersession_source_observation.message_id,
+                    ),
+                )
+            )
+        if obj.retraction_id:
+            parts.append(format_html("retracted: {}", _admin_link(obj.retraction, "retraction")))
+        if obj.reinterpreted_by_id:
+            parts.append(
+                format_html(
+                    "reinterpreted by {}",
+                    _admin_link(obj.reinterpreted_by, f"generation {obj.reinterpreted_by_id}"),
+                )
+            )
+        return format_html_join("; ", "{}", ((part,) for part in parts)) if parts else "—"
+
+
+def quoted_words(evidence: models.Evidence) -> str:
+    """The words at the evidence's offsets, re-read from the message bytes as resolve does."""
+    if evidence.observation.erased_at or evidence.fact.erased_at:
+        return "— (erased)"
+    try:
+        row = verified_evidence(evidence)
+    except EvidenceMismatch:
+        return format_html(
+            '<strong style="color:#b00">{}</strong>',
+            "the stored bytes do not match this evidence (resolve answers 500 evidence_mismatch)",
+        )
+    return format_html("<q>{}</q>", row["quote"])
 
 
 class EvidenceInline(ReadOnlyInline):
     model = models.Evidence
     fields = [
         "observation",
+        "words",
         "byte_start",
         "byte_end",
         "extractor_version",
@@ -135,6 +219,77 @@ class EvidenceInline(ReadOnlyInline):
         "known_until",
     ]
     readonly_fields = fields
+
+    @admin.display(description="quoted words")
+    def words(self, obj: models.Evidence) -> str:
+        return quoted_words(obj)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("observation", "fact")
+
+
+def _latest_status():
+    """The status of the fact's latest version: what the ledger believes of it now."""
+    latest = models.FactVersion.objects.filter(fact=OuterRef("pk")).order_by("-seq")
+    return Subquery(latest.values("status")[:1])
+
+
+class StatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [(status, status) for status in STATUSES]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(latest_status=self.value())
+        return queryset
+
+
+class SubjectFilter(InputFilter):
+    title = "subject (exact ID)"
+    parameter_name = "subject"
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(subject__external_id=self.value())
+        return queryset
+
+
+def _bar(version: models.FactVersion) -> Bar:
+    fact = version.fact
+    links = tuple(
+        key
+        for key, present in (
+            ("superseded", version.superseded_by_id),
+            ("retracted", version.retraction_id),
+            ("reinterpreted", version.reinterpreted_by_id),
+        )
+        if present
+    )
+    label = "(erased)" if fact.erased_at else fact.value
+    statement = "(erased)" if fact.erased_at else fact.statement
+    return Bar(
+        row=fact.predicate,
+        label=label,
+        status=version.status,
+        valid_from=version.valid_from,
+        valid_until=version.valid_until,
+        known_from=version.known_from,
+        known_until=version.known_until,
+        links=links,
+        title=(
+            f"{statement} (version {version.seq}, {version.status})\n"
+            f"valid {iso_utc(version.valid_from)} to {iso_utc(version.valid_until) or 'now'}\n"
+            f"known {iso_utc(version.known_from)} to {iso_utc(version.known_until) or 'now'}"
+        ),
+    )
+
+
+def versions_svg(versions, title: str) -> str:
+    svg = timeline_svg([_bar(v) for v in versions], now=timezone.now(), title=title)
+    return mark_safe(svg)
 
 
 class RetractForm(forms.Form):
@@ -145,11 +300,12 @@ class RetractForm(forms.Form):
 
 @admin.register(models.Fact)
 class FactAdmin(ReadOnlyAdmin):
-    list_display = ["id", "project", "subject", "predicate", "value", "created_at"]
+    list_display = ["short_id", "project", "subject", "predicate", "value", "status", "created_at"]
     list_select_related = ["project", "subject"]
-    list_filter = ["predicate"]
-    search_fields = ["=id", "value", "statement"]
+    list_filter = [StatusFilter, "predicate", SubjectFilter]
+    search_fields = ["=id", "value", "statement", "subject__external_id"]
     raw_id_fields = ["project", "subject", "generation"]
+    readonly_fields = ["timeline"]
     inlines = [FactVersionInline, EvidenceInline]
     actions = ["retract"]
 
@@ -191,11 +347,33 @@ class FactAdmin(ReadOnlyAdmin):
     def get_readonly_fields(self, request, obj=None):
         return [field.name for field in self.model._meta.fields]
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(latest_status=_latest_status())
+
+    @admin.display(description="ID", ordering="id")
+    def short_id(self, obj: models.Fact) -> str:
+        return str(obj.pk)[:8]
+
+    @admin.display(description="status", ordering="latest_status")
+    def status(self, obj: models.Fact) -> str:
+        return obj.latest_status or "—"
+
+    @admin.display(description="timeline: valid time across, known time up")
+    def timeline(self, obj: models.Fact) -> str:
+        versions = obj.versions.select_related("fact").order_by("seq")
+        return versions_svg(versions, f"Timeline of fact {obj.pk}")
+
 
 @admin.register(models.Evidence)
 class EvidenceAdmin(ReadOnlyAdmin):
-    list_display = ["id", "fact", "observation", "byte_start", "byte_end", "extractor_version"]
+    list_display = ["id", "fact", "words", "byte_start", "byte_end", "extractor_version"]
+    list_select_related = ["fact", "observation"]
     raw_id_fields = ["project", "fact", "observation"]
+    readonly_fields = ["words"]
+
+    @admin.display(description="quoted words")
+    def words(self, obj: models.Evidence) -> str:
+        return quoted_words(obj)
 
 
 @admin.register(models.Generation)

@@ -7,10 +7,16 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from attest.admin import ReadOnlyAdmin
+from attest.admin import ReadOnlyAdmin, milliseconds
 from billing.models import PaymentClaim
 from verification.models import Batch, CrossrefAnswer, CrossrefLookup, RefusalTally, Verification
 
+DURATIONS = {
+    "fetch_ms": "fetch",
+    "extract_ms": "extract",
+    "match_ms": "matching",
+    "total_ms": "total",
+}
 CHARGED = Q(outcome=Verification.Outcome.ANSWERED) & Q(tier__in=["trial", "paid"])
 
 
@@ -81,7 +87,7 @@ class VerificationAdmin(ReadOnlyAdmin):
         "match",
         "content_kind",
         "host",
-        "total_ms",
+        "total",
     ]
     list_filter = [
         FailedFilter,
@@ -97,12 +103,32 @@ class VerificationAdmin(ReadOnlyAdmin):
     search_fields = ["request_id", "host", "requested_url", "content_sha256"]
     date_hierarchy = "created_at"
     readonly_fields = [
-        *(f.name for f in Verification._meta.fields if f.name not in {"items", "pages"}),
+        *(
+            DURATIONS.get(f.name, f.name)
+            for f in Verification._meta.fields
+            if f.name not in {"items", "pages"}
+        ),
         "quote_outcomes",
         "page_verdicts",
         "payment",
     ]
-    exclude = ["items", "pages"]
+    exclude = ["items", "pages", *DURATIONS]
+
+    @admin.display(description="fetch", ordering="fetch_ms")
+    def fetch(self, obj: Verification) -> str:
+        return milliseconds(obj.fetch_ms)
+
+    @admin.display(description="extract", ordering="extract_ms")
+    def extract(self, obj: Verification) -> str:
+        return milliseconds(obj.extract_ms)
+
+    @admin.display(description="match", ordering="match_ms")
+    def matching(self, obj: Verification) -> str:
+        return milliseconds(obj.match_ms)
+
+    @admin.display(description="total", ordering="total_ms")
+    def total(self, obj: Verification) -> str:
+        return milliseconds(obj.total_ms)
 
     @admin.display(description="per-quote outcomes")
     def quote_outcomes(self, obj: Verification) -> str:
@@ -160,7 +186,7 @@ class BatchAdmin(VerificationAdmin):
         "item_count",
         "failed_count",
         "host",
-        "total_ms",
+        "total",
     ]
     list_filter = [FailedItemsFilter, ChargedFilter, FailedFilter, "route", "error_code", "tier"]
 
@@ -199,9 +225,16 @@ class CrossrefLookupAdmin(ReadOnlyAdmin):
         "reason",
         "http_status",
         "requests",
-        "latency_ms",
+        "latency",
     ]
     list_filter = ["status", "reason", "tier"]
     search_fields = ["doi", "request_id"]
     date_hierarchy = "created_at"
-    readonly_fields = [f.name for f in CrossrefLookup._meta.fields]
+    readonly_fields = [
+        "latency" if f.name == "latency_ms" else f.name for f in CrossrefLookup._meta.fields
+    ]
+    exclude = ["latency_ms"]
+
+    @admin.display(description="latency", ordering="latency_ms")
+    def latency(self, obj: CrossrefLookup) -> str:
+        return milliseconds(obj.latency_ms)

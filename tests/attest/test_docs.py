@@ -8,9 +8,11 @@ string starting with what comes before it, a list ending in "…" for a longer l
 other values must be the real ones (``data-shape-only``: the same JSON types). A block may
 ask for ``data-needs="no-trial"`` or ``data-receipt-from="GET /path"`` (its body's
 ``receipt`` is then a real one from that answer). Ledger examples ask for
-``data-needs="credential"``: the blocks of a page then run in order with one new project's
-credential, and ``data-id-from="facts.0.id"`` puts that value of the previous block's answer
-in place of the sample fact ID the page shows. URLs of the outside world are served by
+``data-needs="credential"`` (or ``"ledger"``, which also stores the seed's message first):
+the blocks of a page then run in order with one new project's credential.
+``data-id-from="facts.0.id"`` puts that value of the previous block's answer in place of the
+sample fact ID the page shows, and ``data-fill="key=path.0.to"`` sets the body's ``key`` to
+that value of the previous answer. URLs of the outside world are served by
 a loopback page server. ``data-commands`` blocks are shell sessions: their ``curl`` lines
 are fetched from the service and ``python -m receipts.check`` runs for real.
 """
@@ -22,6 +24,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import lxml.html
@@ -32,10 +35,12 @@ from attest.docs import PAGES
 from attest.docs_tables import limits, served
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
+from citations.extract.intervals import STATUSES
 from receipts.check.cli import main as check_main
 from receipts.core.check_findings import FAILURE_KINDS
 from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
+from verification.batches import MAX_CITATIONS, MAX_QUOTES
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +50,11 @@ OUTSIDE_PAGES = {
         "<html><head><title>Example domains</title></head><body><h1>Example domains</h1>"
         "<p>Some names are kept aside for teaching. These domains may be used as illustrative "
         "examples in documents without asking anyone first.</p></body></html>"
+    ),
+    "https://www.iana.org/domains/reserved": (
+        "<html><head><title>Reserved domains</title></head><body><h1>Reserved domains</h1>"
+        "<p>Some names are special-use domain names, kept out of ordinary registration.</p>"
+        "</body></html>"
     ),
 }
 DOCUMENTED_ONLY = "…"
@@ -86,6 +96,7 @@ class Example:
     needs: str | None
     receipt_from: str | None
     id_from: str | None
+    fill: str | None
 
 
 def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
@@ -105,6 +116,7 @@ def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
                 needs=block.get("data-needs"),
                 receipt_from=block.get("data-receipt-from"),
                 id_from=block.get("data-id-from"),
+                fill=block.get("data-fill"),
             )
         )
     return found
@@ -168,6 +180,17 @@ def assert_documented(documented, real, where: str, shape_only: bool) -> None:
 SAMPLE_FACT_ID = "4b7f0c1e-2d9a-4e3b-8f61-0a5c9e2d7b14"
 
 
+def _outside_to_loopback(value, server: PageServer):
+    """Every URL of the outside world in a request body, pointed at the loopback copy."""
+    if isinstance(value, dict):
+        return {key: _outside_to_loopback(item, server) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_outside_to_loopback(item, server) for item in value]
+    if isinstance(value, str) and value in OUTSIDE_PAGES:
+        return server.url(urlsplit(value).path)
+    return value
+
+
 def _value_at(answer, dotted: str):
     for part in dotted.split("."):
         answer = answer[int(part)] if isinstance(answer, list) else answer[part]
@@ -195,8 +218,10 @@ def _run_example(
     if example.receipt_from:
         method, receipt_path = example.receipt_from.split(" ", 1)
         body["receipt"] = api.generic(method, receipt_path).json()["receipt"]
-    if isinstance(body.get("url"), str) and body["url"] in OUTSIDE_PAGES:
-        body["url"] = server.url(urlsplit(body["url"]).path)
+    if example.fill:
+        key, _, dotted = example.fill.partition("=")
+        body[key] = _value_at(previous, dotted)
+    body = _outside_to_loopback(body, server)
     return client.generic(example.method, path, json.dumps(body), content_type="application/json")
 
 
@@ -242,8 +267,14 @@ def test_docs_pages_only_answer_reads(client):
 
 WITH_EXAMPLES = [
     "verify-quote",
+    "verify-quotes",
+    "verify-citations",
+    "fetch",
     "receipt-verify",
     "payments",
+    "ledger/ingest",
+    "ledger/recall",
+    "ledger/resolve",
     "ledger/rebuilds",
     "ledger/erasures",
     "ledger/subject-export",
@@ -271,6 +302,28 @@ def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, 
         )
         assert_documented(example.response, previous, where, example.shape_only)
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
+
+
+def test_every_page_of_a_route_shows_examples():
+    routes = [doc.slug for doc in PAGES if doc.route]
+    assert len(routes) >= 8 and set(routes) <= set(WITH_EXAMPLES)
+
+
+@pytest.mark.parametrize("doc", [d for d in PAGES if d.route], ids=lambda d: d.slug)
+def test_a_route_page_lists_every_error_status_the_schema_documents(client, doc):
+    from drf_spectacular.generators import SchemaGenerator
+
+    method, path = doc.route.split(" ", 1)
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    documented = {int(s) for s in schema["paths"][path][method.lower()]["responses"]}
+    listed = {int(row[0]) for row in _rows(_html(client, f"/docs/{doc.slug}"), "status")}
+    assert {s for s in documented if s >= 400} <= listed
+
+
+def test_the_fill_and_credential_harness_uses_the_previous_answer():
+    assert _value_at({"facts": [{"id": "x"}]}, "facts.0.id") == "x"
+    with pytest.raises(KeyError):
+        _value_at({"facts": [{"id": "x"}]}, "facts.0.fact")
 
 
 def test_the_harness_catches_an_answer_the_docs_do_not_show():
@@ -375,17 +428,7 @@ def test_the_charging_table_is_the_code_table(client):
     ]
 
 
-@pytest.mark.parametrize(
-    "slug",
-    [
-        "verify-quote",
-        "receipt-verify",
-        "payments",
-        "ledger/retraction",
-        "ledger/authored-records",
-        "ledger/record-inventory",
-    ],
-)
+@pytest.mark.parametrize("slug", [s for s in WITH_EXAMPLES if s != "payments"] + ["payments"])
 def test_every_error_a_page_lists_says_its_status_code_and_charge(client, slug):
     rows = _rows(_html(client, f"/docs/{slug}"), "status")
     assert rows
@@ -399,3 +442,58 @@ def test_the_exit_status_table_is_the_checkers(client):
     rows = _rows(_html(client, "/docs/receipt-check"), "status")
     assert rows[0][0] == "0"
     assert rows[1:] == [[str(k.exit_code), k.name, k.meaning] for k in FAILURE_KINDS]
+
+
+def test_the_fact_status_table_lists_every_status_the_ledger_derives(client):
+    rows = _rows(_html(client, "/docs/ledger/recall"), "fact status")
+    assert [row[0] for row in rows] == list(STATUSES)
+    assert all(row[1] for row in rows)
+
+
+def test_the_batch_pages_state_the_batch_sizes_of_the_code(client):
+    quotes = _rows(_html(client, "/docs/verify-quotes"), "field")
+    assert dict((row[0], row[2]) for row in quotes)["quotes"].startswith(f"1 to {MAX_QUOTES} ")
+    citations = _rows(_html(client, "/docs/verify-citations"), "field")
+    assert dict((r[0], r[2]) for r in citations)["citations"].startswith(f"1 to {MAX_CITATIONS} ")
+
+
+def test_each_page_links_the_previous_and_the_next_in_navigation_order(client):
+    for index, doc in enumerate(PAGES):
+        tree = _html(client, f"/docs/{doc.slug}")
+        previous = tree.xpath("//nav[@class='pager']//a[@rel='prev']/@href")
+        following = tree.xpath("//nav[@class='pager']//a[@rel='next']/@href")
+        assert previous == ([f"/docs/{PAGES[index - 1].slug}"] if index else [])
+        assert following == ([f"/docs/{PAGES[index + 1].slug}"] if index + 1 < len(PAGES) else [])
+
+
+def test_the_navigation_groups_pages_under_their_headings(client):
+    nav = _html(client, "/docs/fetch").xpath("//nav[@class='docs']")[0]
+    shown = {
+        group.findtext("span[@class='group-name']"): [a.get("href") for a in group.iter("a")]
+        for group in nav.xpath("span[@class='group']")
+    }
+    assert shown["Fact ledger"] == [
+        "/docs/ledger/ingest",
+        "/docs/ledger/recall",
+        "/docs/ledger/resolve",
+    ]
+    assert "/docs/fetch" in shown["Verification"]
+
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+def test_the_readme_links_every_docs_page():
+    linked = set(re.findall(r"\]\(http://127\.0\.0\.1:8000(/docs/[a-z/-]+)\)", README))
+    assert linked == {f"/docs/{doc.slug}" for doc in PAGES}
+
+
+def test_the_readme_names_only_routes_that_run():
+    # Our own paths, however written: `POST /v1/...`, `/v1/...`, or a link to the service.
+    ours = r"/(?:v1|docs|\.well-known|healthz)[^`\s?)…]*"
+    named = set(re.findall(rf"`(?:(?:GET|POST) )?({ours})", README))
+    named |= set(re.findall(r"\(http://127\.0\.0\.1:8000(/[^)\s]*)\)", README))
+    assert len(named) > 15
+    for path in sorted(p for p in named if not p.endswith("/")):  # "/v1/…" is a prefix
+        concrete = re.sub(r"\{[^}]+\}", "x", path)
+        assert served(concrete), f"the README names {path}, which this service does not serve"

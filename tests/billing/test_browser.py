@@ -8,29 +8,18 @@ The payment is signed by the test through the x402 SDK and handed to the page's 
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from playwright.sync_api import sync_playwright
 from x402.http import decode_payment_required_header, decode_payment_response_header
 
 from billing.models import PaymentClaim
+from tests.browser import chromium, needs_chromium
 from tests.live_service import free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 QUOTE = "The harbour reopened to ferries on the first of May"
 ARTICLE = f"<html><body><article><p>{QUOTE}, after a winter of repairs.</p></article></body></html>"
 CLIENT_PAGE = """<!doctype html><html><body><script>
@@ -81,32 +70,20 @@ def page_origin(live_server):
     server.server_close()
 
 
-@pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Debian's chromium is not installed (apt-get install chromium); .ci/run installs it",
-)
+@needs_chromium
 def test_a_page_on_another_origin_pays_for_verify_quote_with_fetch(
     page_origin, live_server, payer, settings, tmp_path
 ):
     settings.ATTEST_FETCH_ALLOW = frozenset({("127.0.0.1", int(page_origin.rsplit(":", 1)[1]))})
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),  # a fresh user-data-dir
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-        )
-        try:
-            page = browser.new_page()
-            page.goto(f"{page_origin}/")
-            offered = page.evaluate("call(null)")
-            assert offered["status"] == 402
-            assert offered["body"]["error"]["code"] == "payment_required"
-            # The page could read the offer header across origins, and the test signs it.
-            payment = payer.pay(decode_payment_required_header(offered["paymentRequired"]))
-            paid = page.evaluate("payment => call(payment)", payment)
-        finally:
-            browser.close()
+    with chromium(tmp_path / "profile") as browser:
+        page = browser.new_page()
+        page.goto(f"{page_origin}/")
+        offered = page.evaluate("call(null)")
+        assert offered["status"] == 402
+        assert offered["body"]["error"]["code"] == "payment_required"
+        # The page could read the offer header across origins, and the test signs it.
+        payment = payer.pay(decode_payment_required_header(offered["paymentRequired"]))
+        paid = page.evaluate("payment => call(payment)", payment)
     assert paid["status"] == 200, paid["body"]
     assert (paid["body"]["tier"], paid["body"]["rail"]) == ("paid", "x402")
     assert paid["body"]["result"]["match"] == "exact"

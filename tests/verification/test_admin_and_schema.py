@@ -91,3 +91,21 @@ def test_a_form_encoded_verify_quote_body_is_415_as_documented(api):
     response = api.post("/v1/verify/quote", {"url": "http://127.0.0.1/", "quote": "a"})
     assert response.status_code == 415
     assert response.json()["error"]["code"] == "unsupported_media_type"
+
+
+def test_durations_read_in_whole_milliseconds(admin_client):
+    record = _record(fetch_ms=803.4567, extract_ms=None, match_ms=1.5, total_ms=1234.567)
+    listed = admin_client.get("/admin/verification/verification/").content.decode()
+    assert "1,235 ms" in listed and "1234.567" not in listed
+    page = admin_client.get(f"/admin/verification/verification/{record.pk}/change/")
+    html = page.content.decode()
+    assert "803 ms" in html and "2 ms" in html and "1,235 ms" in html
+    assert "803.4567" not in html and "1234.567" not in html
+
+
+def test_milliseconds_rounds_and_marks_a_missing_duration():
+    from attest.admin import milliseconds
+
+    assert milliseconds(0.4) == "0 ms"
+    assert milliseconds(12_345.5) == "12,346 ms"
+    assert milliseconds(None) == "—"

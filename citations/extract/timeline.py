@@ -1,0 +1,259 @@
+"""Bitemporal pictures of facts as SVG: valid time across, known time up.
+
+Each fact version is a rectangle spanning its valid interval (x) and its known interval (y).
+Valid time is to scale; known time goes up in steps, one per moment the ledger's belief
+changed (``known_levels``). An open end reaches the picture's "now" edge and is drawn
+dashed. The fill colour is the version's status; links are marks on the rectangle's
+edges: supersession closes validity (the right edge), retraction and reinterpretation close
+knowledge (the top edge). A new status needs only an entry in ``STATUS_COLOURS``; a new
+link only an entry in ``MARKS``.
+
+Pure Python (no Django): the admin turns model rows into ``Bar`` values and embeds the
+string it gets back. Every text is escaped, so a statement cannot inject markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from xml.sax.saxutils import escape, quoteattr
+
+from citations.extract.intervals import STATUSES
+
+STATUS_COLOURS = {
+    "current": "#2e7d32",
+    "validity_closed": "#1565c0",
+    "knowledge_closed": "#9e9e9e",
+    "retracted": "#c62828",
+    "reinterpreted": "#6a1b9a",
+}
+UNKNOWN_STATUS_COLOUR = "#795548"  # drawn (and named in the legend) rather than dropped
+
+
+@dataclass(frozen=True)
+class Mark:
+    label: str
+    edge: str  # "right": the end of validity; "top": the end of knowledge
+    colour: str
+    dash: str  # SVG stroke-dasharray, "" for a solid line
+
+
+# Keyed by the link a version carries (Bar.links).
+MARKS = {
+    "superseded": Mark("superseded", "right", "#0d47a1", ""),
+    "retracted": Mark("retracted", "top", "#b71c1c", ""),
+    "reinterpreted": Mark("reinterpreted", "top", "#4a148c", "5 3"),
+}
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One fact version as the picture needs it."""
+
+    row: str  # the panel it is drawn in (the predicate, for a subject)
+    label: str  # the value, written inside the rectangle
+    status: str
+    valid_from: datetime
+    valid_until: datetime | None
+    known_from: datetime
+    known_until: datetime | None
+    links: tuple[str, ...] = ()  # keys of MARKS
+    title: str = ""  # the tooltip: the statement, the version
+
+
+WIDTH = 960
+LEFT, RIGHT, TOP = 150, 20, 24
+PANEL_HEIGHT = 150
+PANEL_GAP = 34
+LEGEND_HEIGHT = 40
+
+
+def _when(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def _ticks(start: float, end: float, count: int = 5) -> list[float]:
+    step = (end - start) / count
+    return [start + step * i for i in range(count + 1)]
+
+
+def _tick_label(value: float, span: float) -> str:
+    moment = datetime.fromtimestamp(value, UTC)
+    if span > 3 * 365 * 86400:
+        return moment.strftime("%Y")
+    if span > 60 * 86400:
+        return moment.strftime("%Y-%m")
+    if span > 2 * 86400:
+        return moment.strftime("%Y-%m-%d")
+    return moment.strftime("%m-%d %H:%M")
+
+
+def _valid_bounds(bars: Sequence[Bar], now: datetime) -> tuple[float, float]:
+    """(x0, x1): the valid time covered, padded, reaching "now" at least."""
+    valid = [_when(b.valid_from) for b in bars] + [
+        _when(b.valid_until) for b in bars if b.valid_until
+    ]
+    x0, x1 = min(valid), max([*valid, _when(now)])
+    pad_x = max((x1 - x0) * 0.05, 3600.0)
+    return x0 - pad_x, x1 + pad_x
+
+
+def known_levels(bars: Sequence[Bar], now: datetime) -> list[datetime]:
+    """Every moment the ledger learned or stopped believing something, then "now".
+
+    Known time is drawn in steps, one per such moment, in order: a ledger learns in bursts
+    (a whole conversation in one second, then nothing for a month), and on a linear scale
+    the versions of one burst would collapse into one line.
+    """
+    moments = {b.known_from for b in bars} | {b.known_until for b in bars if b.known_until}
+    return [*sorted(m for m in moments if m < now), now]
+
+
+def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
+    """The picture of ``bars``, one panel per row in order of first appearance."""
+    if not bars:
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="40" role="img" '
+            f'aria-label={quoteattr(title)}><text x="8" y="24" font-size="13">'
+            "No fact versions to draw.</text></svg>"
+        )
+    rows: list[str] = list(dict.fromkeys(bar.row for bar in bars))
+    x0, x1 = _valid_bounds(bars, now)
+    levels = known_levels(bars, now)
+    step = PANEL_HEIGHT / len(levels)
+    plot_w = WIDTH - LEFT - RIGHT
+    height = TOP + len(rows) * (PANEL_HEIGHT + PANEL_GAP) + LEGEND_HEIGHT
+
+    def x(moment: datetime | None) -> float:
+        value = _when(moment or now)
+        return LEFT + (value - x0) / (x1 - x0) * plot_w
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label={quoteattr(title)} '
+        'style="max-width: 100%; height: auto" '
+        'font-family="system-ui, sans-serif" font-size="12" class="timeline">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{LEFT}" y="14" font-size="12" fill="#444">valid time →, '
+        f"known time ↑ (UTC, a step per change of belief); dashed edges are still open</text>",
+    ]
+    now_x = x(now)
+    for index, row in enumerate(rows):
+        top = TOP + index * (PANEL_HEIGHT + PANEL_GAP)
+        bottom = top + PANEL_HEIGHT
+
+        def y(moment: datetime | None, top=top) -> float:
+            level = len(levels) - 1 if moment is None or moment >= now else levels.index(moment)
+            return top + PANEL_HEIGHT - (level + 0.5) * step
+
+        out.append(f'<g class="panel" data-row={quoteattr(row)}>')
+        out.append(
+            f'<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{PANEL_HEIGHT}" '
+            'fill="#fafafa" stroke="#ccc"/>'
+        )
+        out.append(
+            f'<text x="{LEFT - 8}" y="{top - 4}" text-anchor="end" '
+            f'font-weight="600">{escape(row)}</text>'
+        )
+        out.append(
+            f'<line x1="{now_x:.1f}" y1="{top}" x2="{now_x:.1f}" y2="{bottom}" '
+            'stroke="#999" stroke-dasharray="2 3"/>'
+        )
+        every = max(1, len(levels) // 6)
+        for index, moment in enumerate(levels):
+            if index % every and index != len(levels) - 1:
+                continue
+            ty = top + PANEL_HEIGHT - (index + 0.5) * step
+            label = "now" if index == len(levels) - 1 else moment.strftime("%Y-%m-%d %H:%M:%S")
+            out.append(
+                f'<text x="{LEFT - 8}" y="{ty + 4:.1f}" text-anchor="end" font-size="10" '
+                f'fill="#777">{label}</text>'
+            )
+        for tick in _ticks(x0, x1):
+            tx = LEFT + (tick - x0) / (x1 - x0) * plot_w
+            out.append(
+                f'<text x="{tx:.1f}" y="{bottom + 14}" text-anchor="middle" font-size="10" '
+                f'fill="#777">{_tick_label(tick, x1 - x0)}</text>'
+            )
+        for bar in (b for b in bars if b.row == row):
+            out.append(_bar(bar, x, y))
+        out.append("</g>")
+    out.append(_legend(bars, height - LEGEND_HEIGHT + 14))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _bar(bar: Bar, x, y) -> str:
+    left, right = x(bar.valid_from), x(bar.valid_until)
+    top, bottom = y(bar.known_until), y(bar.known_from)
+    right = max(right, left + 3)  # an instant is still visible
+    if bottom - top < 6:  # believed for no time at all (learned and corrected at once)
+        top, bottom = (top + bottom) / 2 - 3, (top + bottom) / 2 + 3
+    colour = STATUS_COLOURS.get(bar.status, UNKNOWN_STATUS_COLOUR)
+    width, height = right - left, bottom - top
+    tooltip = bar.title or f"{bar.label} ({bar.status})"
+    parts = [
+        f'<g class="version" data-status={quoteattr(bar.status)} '
+        f"data-links={quoteattr(' '.join(bar.links))}>",
+        f"<title>{escape(tooltip)}</title>",
+        f'<rect x="{left:.1f}" y="{top:.1f}" width="{width:.1f}" height="{height:.1f}" '
+        f'fill="{colour}" fill-opacity="0.28" stroke="{colour}"/>',
+    ]
+    # Open ends: a dashed edge where the interval runs on past "now".
+    if bar.valid_until is None:
+        parts.append(
+            f'<line x1="{right:.1f}" y1="{top:.1f}" x2="{right:.1f}" y2="{bottom:.1f}" '
+            f'stroke="{colour}" stroke-width="2" stroke-dasharray="4 3" class="open-valid"/>'
+        )
+    if bar.known_until is None:
+        parts.append(
+            f'<line x1="{left:.1f}" y1="{top:.1f}" x2="{right:.1f}" y2="{top:.1f}" '
+            f'stroke="{colour}" stroke-width="2" stroke-dasharray="4 3" class="open-known"/>'
+        )
+    for key in bar.links:
+        mark = MARKS[key]
+        ends = (right, top, right, bottom) if mark.edge == "right" else (left, top, right, top)
+        dash = f' stroke-dasharray="{mark.dash}"' if mark.dash else ""
+        parts.append(
+            f'<line x1="{ends[0]:.1f}" y1="{ends[1]:.1f}" x2="{ends[2]:.1f}" y2="{ends[3]:.1f}" '
+            f'stroke="{mark.colour}" stroke-width="4"{dash} class="mark mark-{key}"/>'
+        )
+    if width > 40:
+        parts.append(
+            f'<text x="{left + 4:.1f}" y="{bottom - 5:.1f}" font-size="11" fill="#1d1d1f">'
+            f"{escape(_fit(bar.label, width))}</text>"
+        )
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def _fit(text: str, width: float) -> str:
+    room = max(int(width / 6.5) - 1, 1)
+    return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
+
+
+def _legend(bars: Sequence[Bar], baseline: float) -> str:
+    statuses = [s for s in STATUSES if any(b.status == s for b in bars)]
+    statuses += sorted({b.status for b in bars} - set(STATUSES))
+    links = [k for k in MARKS if any(k in b.links for b in bars)]
+    out, at = ['<g class="legend">'], float(LEFT)
+    for status in statuses:
+        colour = STATUS_COLOURS.get(status, UNKNOWN_STATUS_COLOUR)
+        out.append(
+            f'<rect x="{at:.0f}" y="{baseline - 10}" width="12" height="12" fill="{colour}" '
+            f'fill-opacity="0.28" stroke="{colour}"/><text x="{at + 16:.0f}" y="{baseline}">'
+            f"{escape(status)}</text>"
+        )
+        at += 24 + 7 * len(status)
+    for key in links:
+        mark = MARKS[key]
+        dash = f' stroke-dasharray="{mark.dash}"' if mark.dash else ""
+        out.append(
+            f'<line x1="{at:.0f}" y1="{baseline - 4}" x2="{at + 14:.0f}" y2="{baseline - 4}" '
+            f'stroke="{mark.colour}" stroke-width="4"{dash}/><text x="{at + 18:.0f}" '
+            f'y="{baseline}">{escape(mark.label)} ({mark.edge} edge)</text>'
+        )
+        at += 30 + 7 * (len(mark.label) + 12)
+    out.append("</g>")
+    return "".join(out)
