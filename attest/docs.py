@@ -291,7 +291,7 @@ PAGES: tuple[DocPage, ...] = (
         "POST /v1/facts/{id}/retract: withdraw a fact, or correct it with a replacement.",
         _ledger("retract"),
         group="Fact ledger",
-        route="POST /v1/facts/{id}/retract",
+        route="POST /v1/facts/{fact_id}/retract",
     ),
     DocPage(
         "ledger/authored-records",

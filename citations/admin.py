@@ -203,7 +203,7 @@ def quoted_words(evidence: models.Evidence) -> str:
             '<strong style="color:#b00">{}</strong>',
             "the stored bytes do not match this evidence (resolve answers 500 evidence_mismatch)",
         )
-    return format_html("<q>{}</q>", row["quote"])
+    return format_html("<q>{}</q>", row.quote)
 
 
 class EvidenceInline(ReadOnlyInline):
@@ -345,7 +345,7 @@ class FactAdmin(ReadOnlyAdmin):
         return request.user.is_superuser
 
     def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in self.model._meta.fields]
+        return [field.name for field in self.model._meta.fields] + self.readonly_fields
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(latest_status=_latest_status())

@@ -472,7 +472,8 @@ def test_the_navigation_groups_pages_under_their_headings(client):
         group.findtext("span[@class='group-name']"): [a.get("href") for a in group.iter("a")]
         for group in nav.xpath("span[@class='group']")
     }
-    assert shown["Fact ledger"] == [
+    assert shown["Fact ledger"] == [f"/docs/{d.slug}" for d in PAGES if d.group == "Fact ledger"]
+    assert shown["Fact ledger"][:3] == [
         "/docs/ledger/ingest",
         "/docs/ledger/recall",
         "/docs/ledger/resolve",
@@ -495,5 +496,5 @@ def test_the_readme_names_only_routes_that_run():
     named |= set(re.findall(r"\(http://127\.0\.0\.1:8000(/[^)\s]*)\)", README))
     assert len(named) > 15
     for path in sorted(p for p in named if not p.endswith("/")):  # "/v1/…" is a prefix
-        concrete = re.sub(r"\{[^}]+\}", "x", path)
+        concrete = re.sub(r"\{[^}]+\}", "1", path)  # "1" fits every path converter
         assert served(concrete), f"the README names {path}, which this service does not serve"

@@ -8,6 +8,7 @@ rules a reader of the schema relies on, and the cases that once disagreed.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from openapi_spec_validator import validate
@@ -217,6 +218,7 @@ def test_every_limited_answer_carries_the_ratelimit_headers(schema):
         if "429" not in operation["responses"]:
             continue
         client = ledger.client
+        path = re.sub(r"\{[^}]+\}", "1", path)  # "1" fits every path converter
         response = (
             getattr(client, method)(path, {}, format="json")
             if method == "post"

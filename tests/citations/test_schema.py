@@ -29,6 +29,6 @@ def test_schema_lists_each_ledger_route_with_its_errors(api, path, statuses):
 
 def test_schema_documents_the_record_inventory_and_its_parameters(api):
     operation = api.get("/v1/openapi.json").json()["paths"]["/v1/facts"]["get"]
-    assert set(operation["responses"]) == {"200", "400", "401", "403", "429"}
+    assert set(operation["responses"]) == {"200", "400", "401", "403", "429", "500", "503"}
     names = {parameter["name"] for parameter in operation["parameters"]}
     assert names == {"subject", "predicate", "status", "limit", "after"}
