@@ -4,9 +4,10 @@ gunicorn runs ``attest.wsgi`` with the Makefile's flags and worker count on a fr
 SQLite file, the settings left at their defaults but for three: the page server's
 address may be fetched (``ATTEST_FETCH_ALLOW``), and, for the trial server, a trial
 budget and unpaid limit no benchmark can exhaust (the shipped five calls a day would
-stop it after five requests). The paid server keeps the shipped trial-free settings of
-a payer: every request carries its own payment, verified and settled by the built-in
-local facilitator (``X402_FACILITATOR_URL`` unset), as a client paying per call sends.
+stop it after five requests). On the paid server the trial is off
+(``ATTEST_TRIAL_CALLS_PER_DAY=0``) and every request carries its own payment, signed
+beforehand by the bench and verified and settled by the built-in local facilitator
+(``X402_FACILITATOR_URL`` unset), as a client paying per call sends it.
 
 The page is ``bench/corpus.py:web_page``: about 100 KB of HTML of real English prose
 with curly quotes, dashes, no-break spaces, links and emphasis. The quote is 125
