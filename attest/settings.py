@@ -178,6 +178,7 @@ SPECTACULAR_SETTINGS = {
         "MatchModeEnum": "verification.pipeline.MODES",
         "MatchVerdictEnum": "verification.pipeline.VERDICTS",
         "RebuildKindEnum": "citations.rebuilds.REBUILD_KINDS",
+        "FactStatusEnum": "citations.extract.intervals.STATUSES",
     },
 }
 
