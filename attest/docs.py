@@ -31,7 +31,7 @@ from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, RAIL
 from citations.extract.extractor import EXTRACTOR_VERSION
 from citations.selectors import INVENTORY_DEFAULT_LIMIT, INVENTORY_MAX_LIMIT
-from citations.services.ingest import AUTHORED
+from citations.services.placement import AUTHORED
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims

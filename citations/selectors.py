@@ -328,7 +328,7 @@ class FactPage:
     next: dict[str, str] | None = None
 
 
-def _bad_after(exc: BadCursor) -> InvalidRequest:
+def _bad_after() -> InvalidRequest:
     return InvalidRequest(
         "after must be the next value of the previous page, unchanged.", field="after"
     )
@@ -356,8 +356,8 @@ def recall_facts(
     )
     try:
         position = position_after(after, scope=scope, shape=(str, str, str))
-    except BadCursor as exc:
-        raise _bad_after(exc) from None
+    except BadCursor:
+        raise _bad_after() from None
     now = timezone.now()
     as_of_known = known_at is not None
     known_at = known_at or now
@@ -429,8 +429,8 @@ def facts_inventory(
     scope = "facts:" + json.dumps([subject_id, predicate, status])
     try:
         position = position_after(after, scope=scope, shape=(str, str))
-    except BadCursor as exc:
-        raise _bad_after(exc) from None
+    except BadCursor:
+        raise _bad_after() from None
     later = FactVersion.objects.filter(fact=OuterRef("fact"), seq__gt=OuterRef("seq"))
     versions = (
         FactVersion.objects.for_project(project)

@@ -14,7 +14,8 @@ from citations.extract.extractor import PREDICATES, Extraction, value_key
 from citations.models import Fact, FactVersion, Observation, Project, Role, Subject
 from citations.selectors import ResolvedCitation, resolve_fact
 from citations.services.audit import audit_record
-from citations.services.ingest import LedgerWrite, apply_extraction, ingest_generation
+from citations.services.ingest import ingest_generation
+from citations.services.placement import LedgerWrite, apply_extraction
 from citations.services.reads import read_snapshot
 from citations.services.timeline import known_now, revise
 
