@@ -105,12 +105,6 @@ class StrictCharFieldSchema(OpenApiSerializerFieldExtension):
 
     def map_serializer_field(self, auto_schema, direction):
         schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
-        alternatives = schema.get("oneOf")
-        if alternatives and alternatives[-1] == {"type": "string", "maxLength": 0}:
-            # drf-spectacular adds "or the empty string" for allow_blank; the string schema
-            # takes "" already, and oneOf would refuse a value both alternatives match.
-            outer = {k: v for k, v in schema.items() if k != "oneOf"}
-            schema = {**alternatives[0], **outer}
         if direction == "request" and schema.get("type") == "string" and "enum" not in schema:
             pattern = self.target.schema_pattern()
             if pattern and "pattern" not in schema and "format" not in schema:

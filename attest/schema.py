@@ -200,7 +200,33 @@ def _examples(response: dict) -> None:
     response["content"][_JSON]["examples"] = examples
 
 
+_BLANK = {"type": "string", "maxLength": 0}
+
+
+def _collapse_blank_alternatives(node: Any) -> None:
+    """drf-spectacular writes an allow_blank string as ``oneOf: [string, empty string]``:
+    "" matches both, and oneOf refuses a value two alternatives match. The string
+    alternative takes "" already, so it alone is the schema."""
+    if isinstance(node, dict):
+        alternatives = node.get("oneOf")
+        if (
+            isinstance(alternatives, list)
+            and len(alternatives) == 2
+            and alternatives[1] == _BLANK
+            and alternatives[0].get("type") == "string"
+            and alternatives[0].get("minLength", 0) == 0
+        ):
+            del node["oneOf"]
+            node.update({**alternatives[0], **node})
+        for value in node.values():
+            _collapse_blank_alternatives(value)
+    elif isinstance(node, list):
+        for value in node:
+            _collapse_blank_alternatives(value)
+
+
 def document_contract(result: dict, generator: Any, **kwargs: Any) -> dict:
+    _collapse_blank_alternatives(result.get("components", {}))
     result["servers"] = [{"url": settings.ATTEST_PUBLIC_URL, "description": "This service."}]
     for operations in result.get("paths", {}).values():
         for operation in operations.values():

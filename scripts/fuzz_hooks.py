@@ -75,7 +75,13 @@ def _to_page(value, salt: int):
 
 
 def _url(value, salt: int):
-    if isinstance(value, str) and URL_SHAPE.fullmatch(value) and salt % 2 == 0:
+    # Only a URL the schema allows (shape and length): a negative case stays negative.
+    if (
+        isinstance(value, str)
+        and len(value) <= 2048
+        and URL_SHAPE.fullmatch(value)
+        and salt % 2 == 0
+    ):
         return PAGE
     return value
 
