@@ -32,6 +32,7 @@ from citations.models import (
     Subject,
 )
 from citations.services.audit import audit_record
+from citations.services.tenancy import subject_get_live
 from citations.services.timeline import known_now, revise
 
 
@@ -39,17 +40,6 @@ from citations.services.timeline import known_now, revise
 class Erased:
     observations: int
     facts: int
-
-
-def _live_subject(project: Project, subject_id: str) -> Subject:
-    subject = (
-        Subject.objects.for_project(project)
-        .filter(external_id=subject_id, erased_at__isnull=True)
-        .first()
-    )
-    if subject is None:
-        raise NotFound("No subject with this ID exists in this project.")
-    return subject
 
 
 def erasure_perform(
@@ -62,7 +52,7 @@ def erasure_perform(
 ) -> Erased:
     """Erase one message of a subject, or the whole subject; audited with IDs and counts."""
     with transaction.atomic():
-        subject = _live_subject(project, subject_id)
+        subject = subject_get_live(project=project, subject_id=subject_id)
         # The subject lock orders erasure against ingestion, rebuilds and other erasures.
         Subject.objects.select_for_update().filter(pk=subject.pk).first()
         subject.refresh_from_db(fields=["erased_at"])

@@ -32,6 +32,7 @@ from citations.rebuilds import KIND_NAMES
 from citations.selectors import EvidenceMismatch, fact_view, iso_utc
 from citations.serializers import FactOut
 from citations.services.audit import audit_record
+from citations.services.tenancy import subject_get_live
 
 CHUNK = 500
 # Messages can be 1 MiB each: fewer of them per fetch keeps the peak bounded.
@@ -75,13 +76,7 @@ def subject_export(
     The first line is produced before this returns, so an unknown or erased subject is a
     404 rather than an empty stream.
     """
-    subject = (
-        SubjectModel.objects.for_project(project)
-        .filter(external_id=subject_id, erased_at__isnull=True)
-        .first()
-    )
-    if subject is None:
-        raise NotFound("No subject with this ID exists in this project.")
+    subject = subject_get_live(project=project, subject_id=subject_id)
     with transaction.atomic():
         audit_record(
             project=project,

@@ -33,6 +33,7 @@ from citations.models import (
 )
 from citations.services.audit import audit_record
 from citations.services.ingest import LedgerWrite, apply_extraction
+from citations.services.tenancy import subject_get_live
 from citations.services.timeline import known_now
 
 # (observation ID, byte_start, byte_end): one extracted claim in one message.
@@ -60,17 +61,6 @@ class RebuildAlreadyRunning(AttestError):
 class SubjectRebuilt:
     retired: int
     admitted: int
-
-
-def _live_subject(project: Project, subject_id: str) -> Subject:
-    subject = (
-        Subject.objects.for_project(project)
-        .filter(external_id=subject_id, erased_at__isnull=True)
-        .first()
-    )
-    if subject is None:
-        raise NotFound("No subject with this ID exists in this project.")
-    return subject
 
 
 def _believed(project: Project, subject: Subject):
@@ -171,7 +161,7 @@ def rebuild_source(
     *, project: Project, subject_id: str, message_id: str, actor: str, request_id: str = ""
 ) -> Generation:
     """Read one stored message again; its facts (and their timelines) get a new generation."""
-    subject = _live_subject(project, subject_id)
+    subject = subject_get_live(project=project, subject_id=subject_id)
     Subject.objects.select_for_update().filter(pk=subject.pk).first()
     observation = (
         Observation.objects.for_project(project)

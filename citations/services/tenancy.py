@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from attest.errors import NotFound
 from citations.auth import new_token
-from citations.models import Credential, Project
+from citations.models import Credential, Project, Subject
 from citations.services.audit import audit_record
 
 
@@ -51,3 +52,15 @@ def project_set_suspended(*, project: Project, suspended: bool, actor: str) -> N
             actor=actor,
             object_ids=[str(project.pk)],
         )
+
+
+def subject_get_live(*, project: Project, subject_id: str) -> Subject:
+    """The project's subject of that ID; an unknown, erased or other project's one is a 404."""
+    subject = (
+        Subject.objects.for_project(project)
+        .filter(external_id=subject_id, erased_at__isnull=True)
+        .first()
+    )
+    if subject is None:
+        raise NotFound("No subject with this ID exists in this project.")
+    return subject
