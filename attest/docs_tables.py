@@ -207,6 +207,7 @@ INGEST_ERRORS = (
     ),
     *BODY_ERRORS,
     *LEDGER_AUTH_ERRORS,
+    ErrorDoc(404, "not_found", "The subject was erased: it takes no new messages."),
     _raised(
         MessageConflict,
         "The message ID was stored before with other text, role, time or subject.",
@@ -620,7 +621,14 @@ def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
             UNAVAILABLE,
             _INTERNAL,
         ),
-        "authored": (invalid, *BODY_ERRORS, *LEDGER_AUTH_ERRORS, UNAVAILABLE, _INTERNAL),
+        "authored": (
+            invalid,
+            *BODY_ERRORS,
+            *LEDGER_AUTH_ERRORS,
+            ErrorDoc(404, "not_found", "The subject was erased: it takes no new facts."),
+            UNAVAILABLE,
+            _INTERNAL,
+        ),
         "rebuild": (
             invalid,
             *BODY_ERRORS,

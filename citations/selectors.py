@@ -6,7 +6,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q
@@ -44,6 +44,10 @@ class EvidenceMismatch(AttestError):
         "The stored source bytes do not match the recorded evidence, so no evidence is "
         "returned; quote the X-Request-ID when reporting it."
     )
+
+
+# No time zone's offset is past 14 hours (PostgreSQL refuses one past 15:59).
+MAX_OFFSET = timedelta(hours=14)
 
 
 def iso_utc(moment: datetime | None) -> str | None:
@@ -250,6 +254,17 @@ def _parse_known_at(raw: Any) -> datetime | None:
     if moment is None or moment.tzinfo is None:
         raise InvalidCitation(
             "as_of.known_at must be a time with its offset, such as 2026-03-04T10:11:58Z.",
+            details={"field": "as_of.known_at"},
+        )
+    try:
+        moment.astimezone(UTC)
+        in_range = abs(moment.utcoffset()) <= MAX_OFFSET
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise InvalidCitation(
+            "as_of.known_at: the offset must be between -14:00 and +14:00 and the time "
+            "within the years 1 to 9999 in UTC.",
             details={"field": "as_of.known_at"},
         )
     return moment

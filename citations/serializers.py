@@ -6,21 +6,27 @@ from datetime import UTC, timedelta
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from attest.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictUUIDField
+from attest.fields import (
+    NoUnknownFields,
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+    StrictUUIDField,
+)
 from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
 from citations.models import Role
-from citations.selectors import iso_utc
+from citations.selectors import MAX_OFFSET, iso_utc
 from citations.services.authoring import AuthoredStatement
 
 MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
 # Clocks differ a little; a message "from the future" beyond this is refused.
 CLOCK_SKEW = timedelta(minutes=5)
-MAX_OFFSET = timedelta(hours=14)
 
 
 class InstantField(serializers.DateTimeField):
@@ -127,7 +133,7 @@ class RecallIn(serializers.Serializer):
     after = AfterField(required=False)
 
 
-class ResolveAsOf(serializers.Serializer):
+class ResolveAsOf(NoUnknownFields):
     known_at = InstantField()
 
 
@@ -367,6 +373,19 @@ class DigitsField(serializers.CharField):
         return value
 
 
+class DigitsFieldSchema(OpenApiSerializerFieldExtension):
+    """A query-string integer with its range, so a schema reader knows 0 and 201 are refused."""
+
+    target_class = DigitsField
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {
+            "type": "integer",
+            "minimum": self.target.min_value,
+            "maximum": self.target.max_value,
+        }
+
+
 class InventoryQuery(serializers.Serializer):
     """The query string of GET /v1/facts; a parameter it does not know is refused."""
 
@@ -387,4 +406,8 @@ class InventoryQuery(serializers.Serializer):
         repeated = [name for name in self.fields if len(data.getlist(name)) > 1]
         if repeated:
             raise serializers.ValidationError({repeated[0]: "Give this parameter once."})
+        # DRF reads "predicate=" as an absent optional parameter; the schema says a value.
+        blank = [name for name in self.fields if data.get(name) == ""]
+        if blank:
+            raise serializers.ValidationError({blank[0]: "Give a value, or leave it out."})
         return super().to_internal_value(data)

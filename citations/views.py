@@ -32,6 +32,8 @@ from citations.services.reads import facts_list
 
 logger = logging.getLogger("attest.citations")
 
+# A write naming an erased subject (erasure is sticky): the same 404 as an unknown ID.
+ERASED_SUBJECT = error_response("`not_found`: the subject was erased.")
 AUTH_ERRORS = {
     401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
     403: error_response("`project_suspended`: the credential's project is suspended."),
@@ -142,6 +144,7 @@ class ObservationsView(LedgerView):
             201: s.ObservationsOut,
             400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
             **AUTH_ERRORS,
+            404: ERASED_SUBJECT,
             409: error_response(
                 "`message_conflict`: the message ID was stored with other text, role, time "
                 "or subject."
@@ -374,6 +377,7 @@ class FactsView(LedgerView):
             201: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
             400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
             **AUTH_ERRORS,
+            404: ERASED_SUBJECT,
         },
         examples=[
             OpenApiExample(

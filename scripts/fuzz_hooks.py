@@ -38,11 +38,20 @@ BY_MESSAGE = [
     ("invalid_request", "in the future"),
     # A date-time's offset past every zone's, or its year past 9999 in UTC.
     ("invalid_request", "offset must be between"),
+    ("invalid_citation", "offset must be between"),
     ("invalid_request", "years 1 to 9999 in UTC"),
     # One option that depends on another, which OpenAPI 3.0 cannot say.
     ("invalid_request", 'must be false with "match": "passages"'),
     # A page cursor is signed: only one the service made is accepted.
     ("invalid_citation", "after must be the next value"),
+    ("invalid_request", "after must be the next value"),
+    # One field's value bounded by another's (an interval's end after its start).
+    ("invalid_request", "come after valid_from"),
+    # Which of subject, message_id and scope a rebuild needs depends on the others.
+    ("invalid_request", "A project rebuild takes no subject or message ID"),
+    ("invalid_request", "A source rebuild needs both"),
+    # A dotted-quad host must be a real IPv4 address (no octet over 255).
+    ("invalid_request", "looks like an IPv4 address but is not a valid one"),
 ]
 
 

@@ -71,10 +71,17 @@ class URLField(StrictCharField):
 
 
 @extend_schema_field(
-    {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS, "pattern": NOT_BLANK_PATTERN}
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_RAW_QUOTE_CHARS,
+        "pattern": NOT_BLANK_PATTERN,
+        "description": f"At most {MAX_QUOTE_CHARS:,} characters after normalisation; "
+        f"{MAX_RAW_QUOTE_CHARS:,} as sent.",
+    }
 )
 class QuoteField(StrictCharField):
-    """A quote: at most 1,000 characters after normalisation (the schema's maxLength).
+    """A quote: at most 1,000 characters after normalisation and 20,000 as sent.
 
     The raw text may be longer (white space runs and invisible characters normalise away),
     up to a hard 20,000 characters that keeps normalisation cheap.

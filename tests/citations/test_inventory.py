@@ -111,3 +111,18 @@ def test_inventory_is_audited_with_the_ids_it_returned(ledger):
     event = AuditEvent.objects.get(operation="facts.list")
     assert event.object_ids == list(reversed(ids))
     assert event.source_count == 2
+
+
+@pytest.mark.parametrize("name", ["subject", "predicate", "status", "limit", "after"])
+def test_an_empty_parameter_is_refused_not_read_as_absent(ledger, name):
+    # The schema gives each parameter a value; DRF alone would skip "predicate=" silently.
+    response = ledger.client.get(f"/v1/facts?{name}=")
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["field"] == name
+
+
+def test_the_schema_gives_the_inventory_limit_as_an_integer_with_its_range(api):
+    operation = api.get("/v1/openapi.json").json()["paths"]["/v1/facts"]["get"]
+    [limit] = [p for p in operation["parameters"] if p["name"] == "limit"]
+    schema = limit["schema"]
+    assert (schema["type"], schema["minimum"], schema["maximum"]) == ("integer", 1, 200)

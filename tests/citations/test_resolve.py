@@ -229,3 +229,14 @@ def test_bytes_are_checked_on_every_request_not_cached(ledger):
     observation = ObservationFactory.build(text="tampered")
     Observation.objects.filter(message_id="m1").update(content=observation.content)
     error(ledger.resolve(fact_id), 500, "evidence_mismatch")
+
+
+@pytest.mark.parametrize(
+    "known_at",
+    ["0466-05-12T03:48:07.3+16:43", "0001-01-01T00:00:00+01:00", "2026-01-01T00:00:00-14:30"],
+)
+def test_an_as_of_time_no_zone_has_or_outside_the_calendar_is_invalid_citation(ledger, known_at):
+    # Found by schemathesis: +16:43 reached PostgreSQL, which refuses it, as a 500.
+    fact_id = seed_fact(ledger)
+    response = ledger.resolve(fact_id, as_of={"known_at": known_at})
+    assert error(response, 400, "invalid_citation")["details"]["field"] == "as_of.known_at"
