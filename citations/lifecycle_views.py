@@ -9,14 +9,13 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from attest.schema import error_response
 from citations import lifecycle_serializers as s
 from citations.erasure import erasure_perform
 from citations.export import subject_export
 from citations.rebuilds import rebuild_get, rebuild_project_start, rebuild_source
-from citations.views import AUTH_ERRORS, LedgerView
+from citations.views import LedgerView, ledger_errors
 
-BAD_REQUEST = error_response("`invalid_request` (with `details.field`) or `invalid_json`.")
+UNKNOWN_SOURCE = "`not_found`: the subject or message is unknown or erased."
 
 
 class RebuildsView(LedgerView):
@@ -36,10 +35,12 @@ class RebuildsView(LedgerView):
         responses={
             201: s.RebuildOut,
             202: s.RebuildOut,
-            400: BAD_REQUEST,
-            **AUTH_ERRORS,
-            404: error_response("`not_found`: the subject or message is unknown or erased."),
-            409: error_response("`rebuild_running`: a project rebuild is already running."),
+            **ledger_errors(
+                {
+                    404: UNKNOWN_SOURCE,
+                    409: "`rebuild_running`: a project rebuild is already running.",
+                }
+            ),
         },
         examples=[
             OpenApiExample(
@@ -77,8 +78,9 @@ class RebuildView(LedgerView):
         description="The rebuild's generation, its progress, and its counts once `done`.",
         responses={
             200: s.RebuildOut,
-            **AUTH_ERRORS,
-            404: error_response("`not_found`: no rebuild with this ID in this project."),
+            **ledger_errors(
+                {404: "`not_found`: no rebuild with this ID in this project."}, bad_request=None
+            ),
         },
         tags=["fact ledger"],
     )
@@ -104,9 +106,7 @@ class ErasuresView(LedgerView):
         request=s.ErasureIn,
         responses={
             200: s.ErasureOut,
-            400: BAD_REQUEST,
-            **AUTH_ERRORS,
-            404: error_response("`not_found`: the subject or message is unknown or erased."),
+            **ledger_errors({404: UNKNOWN_SOURCE}),
         },
         examples=[
             OpenApiExample(
@@ -147,8 +147,9 @@ class SubjectExportView(LedgerView):
             (200, "application/x-ndjson"): OpenApiResponse(
                 response=OpenApiTypes.STR, description="NDJSON lines, each with a `type`."
             ),
-            **AUTH_ERRORS,
-            404: error_response("`not_found`: the subject is unknown or erased."),
+            **ledger_errors(
+                {404: "`not_found`: the subject is unknown or erased."}, bad_request=None
+            ),
         },
         tags=["fact ledger"],
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
@@ -32,13 +33,26 @@ from citations.services.reads import facts_list
 
 logger = logging.getLogger("attest.citations")
 
-# A write naming an erased subject (erasure is sticky): the same 404 as an unknown ID.
-ERASED_SUBJECT = error_response("`not_found`: the subject was erased.")
 AUTH_ERRORS = {
     401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
     403: error_response("`project_suspended`: the credential's project is suspended."),
     429: error_response("`rate_limited`: too many requests for this credential; see Retry-After."),
 }
+INVALID_BODY = "`invalid_request` (with `details.field`) or `invalid_json`."
+# A write naming an erased subject (erasure is sticky): the same 404 as an unknown ID.
+ERASED_SUBJECT = "`not_found`: the subject was erased."
+UNKNOWN_ID = "`not_found`: unknown, erased, or another project's ID (alike)."
+
+
+def ledger_errors(
+    own: Mapping[int, str] | None = None, *, bad_request: str | None = INVALID_BODY
+) -> dict[int, OpenApiResponse]:
+    """A ledger route's documented errors: its 400 (None for a route that reads no input),
+    the credential's AUTH_ERRORS, then the statuses of its own, each given as a description."""
+    errors = {} if bad_request is None else {400: error_response(bad_request)}
+    errors.update(AUTH_ERRORS)
+    errors.update({code: error_response(text) for code, text in (own or {}).items()})
+    return errors
 
 
 POLICY = "ledger"
@@ -142,12 +156,12 @@ class ObservationsView(LedgerView):
         request=s.ObservationsIn,
         responses={
             201: s.ObservationsOut,
-            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
-            **AUTH_ERRORS,
-            404: ERASED_SUBJECT,
-            409: error_response(
-                "`message_conflict`: the message ID was stored with other text, role, time "
-                "or subject."
+            **ledger_errors(
+                {
+                    404: ERASED_SUBJECT,
+                    409: "`message_conflict`: the message ID was stored with other text, role, "
+                    "time or subject.",
+                }
             ),
         },
         examples=[
@@ -209,8 +223,7 @@ class RecallView(LedgerView):
         request=s.RecallIn,
         responses={
             200: s.RecallOut,
-            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
-            **AUTH_ERRORS,
+            **ledger_errors(),
         },
         tags=["fact ledger"],
     )
@@ -251,14 +264,13 @@ class ResolveView(LedgerView):
         request=s.ResolveIn,
         responses={
             200: s.ResolveOut,
-            400: error_response("`invalid_citation`: the ID or the page parameters are malformed."),
-            **AUTH_ERRORS,
-            404: error_response("`not_found`: unknown, erased, or another project's ID (alike)."),
-            422: error_response(
-                "`citation_limit`: the source text is too large; use a subject export."
-            ),
-            500: error_response(
-                "`evidence_mismatch`: stored bytes do not match; no evidence returned."
+            **ledger_errors(
+                {
+                    404: UNKNOWN_ID,
+                    422: "`citation_limit`: the source text is too large; use a subject export.",
+                    500: "`evidence_mismatch`: stored bytes do not match; no evidence returned.",
+                },
+                bad_request="`invalid_citation`: the ID or the page parameters are malformed.",
             ),
         },
         tags=["fact ledger"],
@@ -293,12 +305,12 @@ class FactRetractView(LedgerView):
         request=s.RetractIn,
         responses={
             200: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
-            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
-            **AUTH_ERRORS,
-            404: error_response("`not_found`: unknown, erased, or another project's ID (alike)."),
-            409: error_response(
-                "`already_retracted`: retracted before (the first retraction stands); "
-                "`fact_not_believed`: a rebuild or a merge already closed it."
+            **ledger_errors(
+                {
+                    404: UNKNOWN_ID,
+                    409: "`already_retracted`: retracted before (the first retraction stands); "
+                    "`fact_not_believed`: a rebuild or a merge already closed it.",
+                }
             ),
         },
         examples=[
@@ -342,8 +354,7 @@ class FactsView(LedgerView):
         parameters=[s.InventoryQuery],
         responses={
             200: s.InventoryOut,
-            400: error_response("`invalid_request` (with `details.field`)."),
-            **AUTH_ERRORS,
+            **ledger_errors(bad_request="`invalid_request` (with `details.field`)."),
         },
         tags=["fact ledger"],
     )
@@ -375,9 +386,7 @@ class FactsView(LedgerView):
         request=s.AuthoredFactIn,
         responses={
             201: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
-            400: error_response("`invalid_request` (with `details.field`) or `invalid_json`."),
-            **AUTH_ERRORS,
-            404: ERASED_SUBJECT,
+            **ledger_errors({404: ERASED_SUBJECT}),
         },
         examples=[
             OpenApiExample(
