@@ -17,22 +17,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from django.db import connection, models, transaction
 from django.db.models import F
 from django.db.models.functions import Substr
 from django.utils import timezone
 
-from attest.errors import NotFound
+from attest.errors import NotFound, client_code
 from citations.models import Evidence, FactVersion, Generation, Observation, Project, Retraction
 from citations.models import Subject as SubjectModel
 from citations.rebuilds import KIND_NAMES
 from citations.selectors import EvidenceMismatch, fact_view, iso_utc
 from citations.serializers import FactOut
-from citations.services.audit import audit_record
+from citations.services.audit import audit_failure, audit_record
 from citations.services.tenancy import subject_get_live
+
+logger = logging.getLogger("attest.citations")
 
 CHUNK = 500
 # Messages can be 1 MiB each: fewer of them per fetch keeps the peak bounded.
@@ -87,12 +91,34 @@ def subject_export(
         )
     lines = _lines(project, subject.pk)
     first = next(lines)
-    return _chain(first, lines)
+    return _chain(
+        first,
+        lines,
+        audit_cut_short=partial(
+            audit_failure,
+            project=project,
+            operation="subject.export",
+            actor=actor,
+            object_ids=[str(subject.pk)],
+            request_id=request_id,
+        ),
+    )
 
 
-def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+def _chain(
+    first: bytes, rest: Iterator[bytes], *, audit_cut_short: Callable[..., object]
+) -> Iterator[bytes]:
     yield first
-    yield from rest
+    try:
+        yield from rest
+    except Exception as exc:
+        # The response has started, so the view's error path never sees this: record it
+        # here, after the snapshot rolled back, then let the stream end without its end line.
+        try:
+            audit_cut_short(outcome=client_code(exc))
+        except Exception:  # the original error is what the server must see
+            logger.exception("could not audit a subject export cut short")
+        raise
 
 
 def _lines(project: Project, subject_pk: int) -> Iterator[bytes]:

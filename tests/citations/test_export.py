@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from urllib.parse import quote
 
 import pytest
 
-from citations.models import AuditEvent, Observation
+from citations.models import AuditEvent, Observation, Subject
 from citations.selectors import EvidenceMismatch
+from citations.services.audit import audit_chain_intact
 
 pytestmark = pytest.mark.django_db
 
@@ -119,3 +121,50 @@ def test_altered_message_bytes_stop_the_stream(ledger):
     Observation.objects.filter(message_id="a1").update(content=b"Noted, you like coffee.")
     with pytest.raises(EvidenceMismatch):
         b"".join(export(ledger, "u").streaming_content)
+
+
+def export_events(ledger) -> list[AuditEvent]:
+    return list(
+        AuditEvent.objects.filter(project=ledger.project, operation="subject.export").order_by(
+            "seq"
+        )
+    )
+
+
+def test_a_row_that_fails_to_serialise_mid_stream_leaves_a_failed_audit_event(ledger):
+    seed(ledger)
+    # Bytes that hash right but are not UTF-8: the line cannot be built, after the first
+    # lines were sent.
+    broken = b"I like t\xffa."
+    Observation.objects.filter(message_id="m3").update(
+        content=broken, content_sha256=hashlib.sha256(broken).hexdigest()
+    )
+    response = export(ledger, "u")
+    assert response.status_code == 200
+    chunks = []
+    with pytest.raises(UnicodeDecodeError):
+        for chunk in response.streaming_content:
+            chunks.append(chunk)
+    assert [json.loads(chunk)["type"] for chunk in chunks] == [
+        "subject",
+        "observation",
+        "observation",
+    ]
+
+    started, cut_short = export_events(ledger)
+    assert started.outcome == "ok"
+    subject_pk = str(Subject.objects.get(project=ledger.project, external_id="u").pk)
+    assert (cut_short.outcome, cut_short.object_ids, cut_short.source_count) == (
+        "server_error",
+        [subject_pk],
+        0,
+    )
+    assert audit_chain_intact(project=ledger.project)
+
+
+def test_a_byte_mismatch_mid_stream_is_audited_as_evidence_mismatch(ledger):
+    seed(ledger)
+    Observation.objects.filter(message_id="a1").update(content=b"Noted, you like coffee.")
+    with pytest.raises(EvidenceMismatch):
+        b"".join(export(ledger, "u").streaming_content)
+    assert [event.outcome for event in export_events(ledger)] == ["ok", "evidence_mismatch"]
