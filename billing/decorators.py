@@ -39,6 +39,7 @@ from attest.errors import AttestError
 from billing import charging
 from billing.client_ip import client_ip
 from billing.pricing import priced_route
+from billing.recorders import AnswerRecorder, register_recorder
 from billing.services import (
     RenderedAnswer,
     admit_call,
@@ -110,9 +111,15 @@ def _priced_handler(route_name: str, handler: Callable[..., Response]) -> Callab
     return priced_handler
 
 
-def priced(route_name: str) -> Callable[[Any], Any]:
-    """Declare a view class (or one handler method) as priced under ``route_name``."""
+def priced(route_name: str, *, recorder: AnswerRecorder | None = None) -> Callable[[Any], Any]:
+    """Declare a view class (or one handler method) as priced under ``route_name``.
+
+    ``recorder`` is told when a paid answer the view produced is withheld, or delivered
+    later to a retry (billing.recorders), so that the view's app can correct its record.
+    """
     priced_route(route_name)  # an unknown route fails at import, not on the first call
+    if recorder is not None:
+        register_recorder(route_name, recorder)
 
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):

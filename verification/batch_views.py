@@ -13,6 +13,7 @@ from billing.decorators import priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from verification import batches
 from verification.pipeline import MatchOptions
+from verification.records import PAID_ANSWERS
 from verification.serializers import (
     VerifyCitationsInput,
     VerifyCitationsOutput,
@@ -52,7 +53,7 @@ def _options(data: dict) -> MatchOptions:
     return MatchOptions(data["match"], data["case_sensitive"], data["threshold"])
 
 
-@priced("verify/citations")
+@priced("verify/citations", recorder=PAID_ANSWERS)
 class VerifyCitationsView(APIView):
     """POST /v1/verify/citations: 1 to 10 quote/URL pairs in one batch. US$0.10, or a trial."""
 
@@ -116,7 +117,7 @@ class VerifyCitationsView(APIView):
         return len(request.prechecked.items)
 
 
-@priced("verify/quotes")
+@priced("verify/quotes", recorder=PAID_ANSWERS)
 class VerifyQuotesView(APIView):
     """POST /v1/verify/quotes: 1 to 20 quotes on one page. US$0.08, or a trial call."""
 

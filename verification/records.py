@@ -126,3 +126,24 @@ def tally_refusal(*, route: str, error: AttestError, request_id: str, url: str =
             return
         except IntegrityError:
             continue  # another process created this hour's row first: count in it
+
+
+class PaidAnswerRecord:
+    """Billing's word on a paid answer corrects the record the view wrote (billing.recorders)."""
+
+    def withheld(self, *, route: str, request_id: str, status_code: int, code: str) -> None:
+        """The view answered, but settlement failed or is unconfirmed: the answer never left."""
+        Verification.objects.filter(
+            request_id=request_id, outcome=Verification.Outcome.ANSWERED
+        ).update(
+            outcome=Verification.Outcome.REFUSED, status_code=status_code, error_code=code[:64]
+        )
+
+    def delivered(self, *, route: str, request_id: str) -> None:
+        """A retry reconciled the settlement and was given the stored answer after all."""
+        Verification.objects.filter(
+            request_id=request_id, outcome=Verification.Outcome.REFUSED
+        ).update(outcome=Verification.Outcome.ANSWERED, status_code=200, error_code="")
+
+
+PAID_ANSWERS = PaidAnswerRecord()

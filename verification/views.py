@@ -17,6 +17,7 @@ from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.unpaid import unpaid_limited
 from verification import samples, services
 from verification.pipeline import MODES
+from verification.records import PAID_ANSWERS
 from verification.serializers import (
     FetchInput,
     FetchOutput,
@@ -48,7 +49,7 @@ _UNSUPPORTED_MEDIA = {
 }
 
 
-@priced("verify/quote")
+@priced("verify/quote", recorder=PAID_ANSWERS)
 class VerifyQuoteView(APIView):
     """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
 
@@ -111,7 +112,7 @@ class VerifyQuoteView(APIView):
         return data
 
 
-@priced("fetch")
+@priced("fetch", recorder=PAID_ANSWERS)
 class FetchView(APIView):
     """POST /v1/fetch: one page's verdict and normalised text, signed. US$0.01, or a trial call."""
 

@@ -17,6 +17,7 @@ from billing.exceptions import FacilitatorUnavailable, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_server
 from billing.models import PaidAnswer, PaymentClaim, Settlement
 from billing.pricing import priced_route
+from billing.recorders import answer_delivered, answer_withheld
 from billing.services.answers import (
     RenderedAnswer,
     answer_discard,
@@ -27,7 +28,6 @@ from billing.services.answers import (
 from billing.services.calls import PricedCall
 from billing.services.claims import claim_begin_settling, claim_finish, claim_take_for_reconcile
 from billing.services.offers import refusal_error
-from billing.signals import paid_answer_delivered, paid_answer_withheld
 from billing.trial import trial_record_use, trial_refund
 
 logger = logging.getLogger("attest.billing")
@@ -90,8 +90,7 @@ def settle_paid_call(*, call: PricedCall, rendered: RenderedAnswer) -> PaidAnswe
     try:
         result = _settle(claim, payment.payload, payment.requirements, first=True)
     except AttestError as exc:  # refused, unreachable, pending (or over the unpaid limit)
-        paid_answer_withheld.send(
-            sender=PaidAnswer,
+        answer_withheld(
             route=call.route.name,
             request_id=claim.request_id,
             status_code=exc.status_code,
@@ -135,9 +134,7 @@ def reconcile_claim(
     answer = answer_get(claim)
     if answer is not None:
         answer_mark_settled(answer, payment_response=encode_payment_response_header(result))
-        paid_answer_delivered.send(
-            sender=PaidAnswer, route=claim.route, request_id=claim.request_id
-        )
+        answer_delivered(route=claim.route, request_id=claim.request_id)
     return result, answer
 
 

@@ -108,12 +108,13 @@ def test_log_records_carry_request_id():
         request_id_var.reset(token)
 
 
-def _start_django(extra_env: dict[str, str]) -> subprocess.CompletedProcess:
+def _start_django(
+    extra_env: dict[str, str], code: str = "import django; django.setup(); print('started')"
+) -> subprocess.CompletedProcess:
     outside = ("DATABASE_URL", "CACHE_URL", "SECRET_KEY", "ATTEST_VAR_DIR")
     env = {k: v for k, v in os.environ.items() if not k.startswith(outside)}
     env.update(extra_env)
     env["DJANGO_SETTINGS_MODULE"] = "attest.settings"
-    code = "import django; django.setup(); print('started')"
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
@@ -167,6 +168,18 @@ def test_an_embedded_sqlite_service_generates_its_secret_key_once(tmp_path):
     assert len(key) >= 50
     assert _start_django(env).returncode == 0
     assert (tmp_path / "secret_key").read_text() == key
+
+
+@pytest.mark.parametrize(("query", "kept"), [("", "600 True"), ("?CONN_MAX_AGE=0", "0 True")])
+def test_database_connections_are_kept_between_requests_unless_the_url_says_not(query, kept):
+    show = (
+        "import django; django.setup(); from django.conf import settings; "
+        "d = settings.DATABASES['default']; print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
+    )
+    url = f"sqlite:////tmp/attest-settings-test.sqlite3{query}"
+    result = _start_django({"DATABASE_URL": url}, code=show)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == kept
 
 
 def test_valid_settings_start():

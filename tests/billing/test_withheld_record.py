@@ -1,8 +1,8 @@
 """When settlement fails after verify/quote ran, its record says what really happened.
 
-The view records "answered" (and signs a paid receipt) before settlement; billing's
-signals correct the record when the answer is withheld, and again when a retry reconciles
-the settlement and is given the stored answer, receipt and all.
+The view records "answered" (and signs a paid receipt) before settlement; the recorder it
+names in ``@priced`` corrects the record when the answer is withheld, and again when a
+retry reconciles the settlement and is given the stored answer, receipt and all.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import webencodings
@@ -106,7 +108,7 @@ def _is_hidden(element: etree._Element) -> bool:
 
 
 # Elements _is_hidden may call hidden: the walk asks only about these.
-_MAYBE_HIDDEN = etree.XPath("//*[@hidden or @aria-hidden or @style or self::input]")
+_MAYBE_HIDDEN = etree.XPath("//@hidden/.. | //@aria-hidden/.. | //@style/.. | //input")
 # An element's text as lxml.html's text_content() reads it (descendant text nodes).
 _TEXT_CONTENT = etree.XPath("string()", smart_strings=False)
 
@@ -139,8 +141,6 @@ def html_text(markup: str) -> HtmlText:
     root, truncated = parse_html(markup)
     if root is None:
         return HtmlText(text="")
-    visible: list[str] = []
-    hidden: list[str] = []
     result = HtmlText(text="", truncated=truncated)
 
     title = root.find(".//title")
@@ -163,9 +163,131 @@ def html_text(markup: str) -> HtmlText:
             result.mount_node = True
             break
 
+    read = None if _needs_walk(root, markup) else _text_by_tree(root)
+    result.text, result.hidden_text = read if read is not None else _walk_text(root)
+    return result
+
+
+def _needs_walk(root: etree._Element, markup: str) -> bool:
+    """Whether the page needs the element-by-element walk rather than _text_by_tree.
+
+    The walk classifies a tag by ``tag.lower()``; libxml2 lowercases ASCII in tag
+    names, and the only other character that ``str.lower`` turns into an ASCII letter
+    of a listed tag is the Kelvin sign (``<lin\u212a>`` reads as ``link``), which
+    lxml's tag filters would not see. A skipped root has no text to cut out of it.
+    """
+    return "\u212a" in markup or root.tag.lower() in SKIPPED_TAGS
+
+
+_OURS = "urn:attest:html-text"
+_SKIPPED = "|".join(sorted(SKIPPED_TAGS))
+_BLOCK = "|".join(sorted(BLOCK_TAGS))
+# The walk as XSLT, so that libxslt reads the text rather than Python. Like the walk
+# it reads the root element only (libxml2 may leave more elements beside it). Each outermost
+# hidden element is renamed into a namespace of our own while the text is read (the
+# HTML parser makes no namespaced element, so a page cannot name one so): in the
+# visible text a hidden block element leaves only its two line breaks, and the hidden
+# text is the renamed elements' contents in document order, without their own breaks.
+# Templates match by name only; a predicate would be tried on every element.
+_VISIBLE = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:a="{_OURS}">
+  <xsl:output method="text" encoding="UTF-8"/>
+  <xsl:template match="/"><xsl:apply-templates select="*[1]"/></xsl:template>
+  <xsl:template match="{_SKIPPED}|a:hidden"/>
+  <xsl:template match="a:hidden-block"><xsl:text>&#10;&#10;</xsl:text></xsl:template>
+  <xsl:template match="{_BLOCK}">
+    <xsl:text>&#10;</xsl:text><xsl:apply-templates/><xsl:text>&#10;</xsl:text>
+  </xsl:template>
+</xsl:stylesheet>"""
+_HIDDEN = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:a="{_OURS}">
+  <xsl:output method="text" encoding="UTF-8"/>
+  <xsl:template match="/">
+    <xsl:for-each select="/*[1]//a:hidden | /*[1]//a:hidden-block">
+      <xsl:apply-templates/>
+    </xsl:for-each>
+  </xsl:template>
+  <xsl:template match="{_SKIPPED}"/>
+  <xsl:template match="{_BLOCK}">
+    <xsl:text>&#10;</xsl:text><xsl:apply-templates/><xsl:text>&#10;</xsl:text>
+  </xsl:template>
+</xsl:stylesheet>"""
+_transforms = threading.local()  # lxml's XSLT objects are not shared between threads
+
+
+def _transform(name: str, stylesheet: str) -> etree.XSLT:
+    transform = getattr(_transforms, name, None)
+    if transform is None:
+        transform = etree.XSLT(
+            etree.XML(stylesheet), access_control=etree.XSLTAccessControl.DENY_ALL
+        )
+        setattr(_transforms, name, transform)
+    return transform
+
+
+def _text_by_tree(root: etree._Element) -> tuple[str, str] | None:
+    """The walk's visible and hidden text, read by libxslt rather than in Python.
+
+    None when the walk must read the page: a hidden root, or a tree libxslt gives up
+    on. The outermost hidden elements are renamed while the text is read.
+    """
+    if _is_hidden(root):
+        return None
+    outermost = _outermost(element for element in _MAYBE_HIDDEN(root) if _is_hidden(element))
+    tags = [element.tag for element in outermost]
+    for element, tag in zip(outermost, tags, strict=True):
+        hidden_tag = "hidden-block" if tag.lower() in BLOCK_TAGS else "hidden"
+        element.tag = f"{{{_OURS}}}{hidden_tag}"
+    try:
+        visible = str(_transform("visible", _VISIBLE)(root))
+        hidden = str(_transform("hidden", _HIDDEN)(root)) if outermost else ""
+    except etree.XSLTApplyError:
+        return None
+    finally:
+        for element, tag in zip(outermost, tags, strict=True):
+            element.tag = tag
+    return visible + (root.tail or ""), hidden
+
+
+def _outermost(hidden_elements: Iterable[etree._Element]) -> list[etree._Element]:
+    """The hidden elements (given in document order) inside no other hidden element
+    and neither skipped nor inside a skipped one (the walk never reads those).
+
+    Whether an element lies inside a hidden or skipped one is remembered for every
+    element passed on the way up, so the cost stays linear in the size of the tree
+    however deep the nesting and however many the hidden elements.
+    """
+    hidden = [e for e in hidden_elements if e.tag.lower() not in SKIPPED_TAGS]
+    hidden_set = set(hidden)
+    covered: dict[etree._Element, bool] = {}  # element -> it or an ancestor is hidden
+    outermost = []
+    for element in hidden:
+        path = []
+        node = element.getparent()
+        inside = False
+        while node is not None:
+            if node in hidden_set or node.tag.lower() in SKIPPED_TAGS:
+                inside = True
+                break
+            if node in covered:
+                inside = covered[node]
+                break
+            path.append(node)
+            node = node.getparent()
+        for node in path:
+            covered[node] = inside
+        if not inside:
+            outermost.append(element)
+    return outermost
+
+
+def _walk_text(root: etree._Element) -> tuple[str, str]:
+    """Visible and hidden text, element by element (the reference _text_by_tree follows)."""
+    visible: list[str] = []
+    hidden: list[str] = []
+    hidden_elements = {element for element in _MAYBE_HIDDEN(root) if _is_hidden(element)}
     # lxml's walker, not recursion: hostile pages nest deeper than Python's limit. Each
     # open element's entry on ``outer`` is whether the text around it is hidden.
-    hidden_elements = {element for element in _MAYBE_HIDDEN(root) if _is_hidden(element)}
     outer: list[bool] = []
     in_hidden = False
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
@@ -190,6 +312,4 @@ def html_text(markup: str) -> HtmlText:
                 out.append(element.tail)
         elif element.tail:  # a comment or processing instruction: its tail is still text
             (hidden if in_hidden else visible).append(element.tail)
-    result.text = "".join(visible)
-    result.hidden_text = "".join(hidden)
-    return result
+    return "".join(visible), "".join(hidden)
