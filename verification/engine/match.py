@@ -21,7 +21,7 @@ alignment would do, so the unit is simple to predict and a caller knows a
 quote is too costly before any work happens. The engine itself is much
 cheaper than that:
 
-1. The page is case-folded at C speed (``bytes.lower``, ``bytes.translate``
+1. The page is case-folded at C speed (three numpy passes for ASCII, ``bytes.translate``
    or a lookup table of the BMP's folds) into an array of code units.
 2. A sampled q-gram filter reads only the grams at multiples of ``g`` (8
    bytes of ASCII read as one integer, straight from the buffer) and marks
@@ -208,10 +208,33 @@ _fold_blocks(1)
 _NOWHERE = np.empty(0, dtype=np.int64)
 
 
+def _ascii_lower(data: bytes) -> bytearray:
+    """``data.lower()`` for ASCII in vector passes: about twice as fast as ``bytes.lower``.
+
+    A capital (65 to 90) gains 32; ``c - 65`` wraps below 65, so one unsigned
+    comparison finds the capitals. Blocks of 256 KB reuse two scratch arrays
+    that stay in cache, and the result is written once, into its own buffer.
+    """
+    block = 1 << 18
+    codes = np.frombuffer(data, dtype=np.uint8)
+    out = bytearray(len(data))
+    folded = np.frombuffer(out, dtype=np.uint8)
+    scratch = np.empty(min(block, len(data)), dtype=np.uint8)
+    capital = np.empty(len(scratch), dtype=bool)
+    for at in range(0, len(data), block):
+        part, into = codes[at : at + block], folded[at : at + block]
+        shifted, upper = scratch[: len(part)], capital[: len(part)]
+        np.subtract(part, np.uint8(65), out=shifted)
+        np.less(shifted, np.uint8(26), out=upper)
+        np.multiply(upper.view(np.uint8), np.uint8(32), out=into)
+        np.bitwise_or(into, part, out=into)
+    return out
+
+
 class _Haystack:
     """The page text prepared for matching: folded when caseless, as code units.
 
-    One pass at C speed per step: ASCII folds with ``bytes.lower``, Latin-1
+    One pass at C speed per step: ASCII folds in three numpy passes, Latin-1
     with ``bytes.translate``, other text through a lookup table of the BMP's
     folds in numpy; exact search is ``bytes.find`` on the code units. Where
     folding makes a character longer (ß, İ, ŉ, ...), a sparse map leads from
@@ -224,8 +247,9 @@ class _Haystack:
         self._grow_at = self._grow_from = self._grow_extra = _NOWHERE
         if text.isascii():
             data = text.encode("ascii")
-            self.data = data if case_sensitive else data.lower()
+            self.data = data if case_sensitive else _ascii_lower(data)
             self.codes = np.frombuffer(self.data, dtype=np.uint8)
+            self.codes.flags.writeable = False  # as codepoints() gives them
             return
         codes = codepoints(text)
         if not case_sensitive:
@@ -233,7 +257,7 @@ class _Haystack:
         self.codes = codes
 
     @cached_property
-    def data(self) -> bytes:
+    def data(self) -> bytes | bytearray:
         """The code units as bytes, for exact search (ASCII pages have them from the start)."""
         return self.codes.tobytes()
 
@@ -755,8 +779,12 @@ def match_quote(
         raise ValueError("threshold must be in (0, 1]")
     needle = quote if case_sensitive else quote.casefold()
     if (mode == "exact" or threshold >= 1) and text.isascii():
-        # ASCII folds in place (one character to one): search the folded str itself.
-        return _ascii_exact(text, text if case_sensitive else text.casefold(), needle)
+        # ASCII folds in place (one character to one): search the folded bytes, whose
+        # offsets are the text's; a needle that is not ASCII cannot occur in them.
+        if not needle.isascii():
+            return _NO_MATCH
+        data = text.encode("ascii")
+        return _ascii_exact(text, data if case_sensitive else _ascii_lower(data), needle)
     hay = _Haystack(text, case_sensitive)
     if mode == "exact" or threshold >= 1:
         return _exact_result(text, hay, needle) or _NO_MATCH
@@ -795,13 +823,14 @@ def match_quote(
     )
 
 
-def _ascii_exact(text: str, folded: str, needle: str) -> MatchResult:
-    first = folded.find(needle)
+def _ascii_exact(text: str, folded: bytes | bytearray, needle: str) -> MatchResult:
+    wanted = needle.encode("ascii")
+    first = folded.find(wanted)
     if first == -1:
         return _NO_MATCH
-    end = first + len(needle)
+    end = first + len(wanted)
     # Counting from the first hit counts the same non-overlapping hits as from 0.
-    count = folded.count(needle, first)
+    count = folded.count(wanted, first)
     return MatchResult("exact", 1.0, first, end, context_window(text, first, end), count, 0)
 
 

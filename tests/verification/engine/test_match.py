@@ -23,6 +23,7 @@ from verification.engine.match import (
 )
 from verification.engine.normalise import normalise
 
+LONG_S, KELVIN = "\u017f", "\u212a"
 SAMPLE_PAGE = (
     "Regional climate report 2025. In its annual summary the agency said that "
     "emissions fell 12 % in 2025, after two years of slow growth."
@@ -106,6 +107,35 @@ def test_offsets_after_a_growing_character_stay_in_the_original_text() -> None:
     text = "ßßß then the quote here"
     result = match_quote(text, "THE QUOTE", mode="exact")
     assert text[result.start : result.end] == "the quote"
+
+
+@settings(deadline=None)
+@given(
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=60),
+    st.text(alphabet=st.sampled_from([*"aAzZ@[`{ \x00\x7f", LONG_S, KELVIN, "ß", "é"]), min_size=1),
+    st.booleans(),
+)
+def test_exact_on_ascii_pages_equals_casefold_find_and_count(text, quote, case_sensitive) -> None:
+    """The ASCII path folds in numpy: every byte folds as ``str.casefold`` folds it, and a
+    quote that folds to ASCII (the long s to ``s``, the Kelvin sign to ``k``) is still found."""
+    page, needle = (text, quote) if case_sensitive else (text.casefold(), quote.casefold())
+    result = match_quote(text, quote, mode="exact", case_sensitive=case_sensitive)
+    first = page.find(needle)
+    if first == -1:
+        assert result.match == "none"
+    else:
+        assert (result.match, result.start, result.end) == ("exact", first, first + len(needle))
+        assert result.occurrences == page.count(needle)
+
+
+def test_exact_on_an_ascii_page_folds_every_byte_as_casefold_does() -> None:
+    every = "".join(map(chr, range(128)))
+    for quote in (every, every.upper(), every.lower()):
+        result = match_quote(every * 3, quote, mode="exact")
+        assert (result.match, result.start, result.occurrences) == ("exact", 0, 3)
+    assert match_quote("straSSe", f"STRA{LONG_S * 2}E", mode="exact").start == 0
+    assert match_quote("strasse", "STRASSE", mode="exact", case_sensitive=True).match == "none"
+    assert match_quote("a strasse", LONG_S, mode="exact", case_sensitive=True).match == "none"
 
 
 # Fuzzy
