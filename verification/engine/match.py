@@ -201,8 +201,25 @@ def _fold_blocks(first: int = 1) -> bytes:
     return bytes(int(b >= first and changes[b << 8 : (b + 1) << 8].any()) for b in range(256))
 
 
+# Code points in these ranges (first, end) may fold: every BMP character that
+# casefold changes lies in one (a test checks it against the table), and CJK,
+# kana and Hangul, and ASCII punctuation and digits before "A", in none.
+_FOLD_RANGES = ((0x41, 0x3000), (0xA640, 0xAC00), (0xD800, 0x10000))
+
+
+def _may_fold(codes: np.ndarray) -> np.ndarray:
+    """Characters of a BMP text (uint16) that casefold may change, in a few vector passes."""
+    maybe = np.zeros(len(codes), dtype=bool)
+    shifted = np.empty_like(codes)
+    inside = np.empty(len(codes), dtype=bool)
+    for first, end in _FOLD_RANGES:
+        np.subtract(codes, np.uint16(first), out=shifted)
+        np.less(shifted, np.uint16(end - first), out=inside)
+        maybe |= inside
+    return maybe
+
+
 # Built at import, so that no request pays for them.
-_fold_blocks(0)
 _fold_blocks(1)
 
 _NOWHERE = np.empty(0, dtype=np.int64)
@@ -267,18 +284,20 @@ class _Haystack:
             folded = np.frombuffer(codes.tobytes().translate(latin), dtype=np.uint8)
             growing = np.flatnonzero(codes == 0xDF)  # ß, the only growing Latin-1 character
         elif codes.dtype == np.uint16:
-            # ASCII capitals in one vector step; then only the characters that may
-            # fold go through the table: Latin-1's µ to ß, and those of the
-            # 256-character blocks holding any fold (never a CJK block), found
-            # by translating the high bytes.
-            high = codes.view(np.uint8)[1::2].tobytes()
-            if high[::64].count(0) * 4 > len(high[::64]):  # mostly Latin: capitals in bulk
+            # Mostly Latin: ASCII capitals in one vector step; then only the
+            # characters that may fold go through the table: Latin-1's µ to ß,
+            # and those of the 256-character blocks holding any fold, found by
+            # translating the high bytes. Other text (CJK, kana, Hangul): only
+            # its few characters in the ranges that hold folds.
+            sample = codes[::64]
+            if np.count_nonzero(sample < 256) * 4 > len(sample):
+                high = codes.view(np.uint8)[1::2].tobytes()
                 folded = codes + (((codes - 65) < 26).astype(np.uint16) << 5)
                 maybe = np.frombuffer(high.translate(_fold_blocks()), dtype=bool)
                 where = np.flatnonzero(maybe | ((codes - 0xB5) < 0x2B))
             else:
                 folded = codes.copy()
-                where = np.flatnonzero(np.frombuffer(high.translate(_fold_blocks(0)), dtype=bool))
+                where = np.flatnonzero(_may_fold(codes))
             folded[where] = np.take(single, codes[where])
             # Growing characters fold to a lone surrogate in the table: one cheap
             # comparison finds them (and any real lone surrogate, sorted out here).

@@ -17,6 +17,7 @@ from verification.engine.match import (
     MatchTooCostly,
     WorkBudget,
     _align_any_alphabet,
+    _may_fold,
     context_window,
     match_quote,
     max_edits,
@@ -426,3 +427,18 @@ def test_wide_text_fuzzy_distance_equals_a_full_alignment(seed, edits, threshold
     else:
         score = 1 - full / max(len(quote), end - start)
         assert full > max_edits(len(quote), threshold) or score < threshold
+
+
+def test_every_bmp_character_that_casefold_changes_lies_in_a_fold_range() -> None:
+    """CJK-like pages fold only the characters ``_may_fold`` picks: none may be missed."""
+    every = np.arange(0x10000, dtype=np.uint16)
+    changed = [cp for cp in range(0x10000) if chr(cp).casefold() != chr(cp)]
+    assert _may_fold(every)[changed].all()
+    assert not _may_fold(np.array([0x4E00, 0x3002, 0xAC00, 0x2C, 0x30], dtype=np.uint16)).any()
+
+
+def test_a_cjk_page_folds_its_few_latin_and_greek_letters() -> None:
+    page = "中文" * 40 + "ΣΊΣΥΦΟΣ Straße ÀÉÎ" + "。" * 40
+    for quote, span in (("σίσυφος", "ΣΊΣΥΦΟΣ"), ("STRASSE", "Straße"), ("àéî", "ÀÉÎ")):
+        result = match_quote(page, quote, mode="exact")
+        assert page[result.start : result.end] == span
