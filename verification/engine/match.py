@@ -296,8 +296,11 @@ class _Haystack:
                 maybe = np.frombuffer(high.translate(_fold_blocks()), dtype=bool)
                 where = np.flatnonzero(maybe | ((codes - 0xB5) < 0x2B))
             else:
+                maybe = _may_fold(codes)
+                if not maybe.any():
+                    return codes  # nothing to fold: pure CJK, kana or Hangul
                 folded = codes.copy()
-                where = np.flatnonzero(_may_fold(codes))
+                where = np.flatnonzero(maybe)
             folded[where] = np.take(single, codes[where])
             # Growing characters fold to a lone surrogate in the table: one cheap
             # comparison finds them (and any real lone surrogate, sorted out here).
