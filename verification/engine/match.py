@@ -408,9 +408,11 @@ def max_edits(quote_length: int, threshold: float) -> int:
     return min(quote_length, math.floor((1 - threshold) * quote_length / threshold + 1e-9))
 
 
-# Gram sizes (in code units) by code unit width: a gram is 2, 4 or 8 bytes,
-# read straight from the text's buffer as one unsigned integer.
-_GRAMS = {1: (8, 4, 2), 2: (4, 2), 4: (2, 1)}
+# Gram sizes and sampling steps (in code units) by code unit width, tried in
+# order: a gram is 2, 4 or 8 bytes, read straight from the text's buffer as one
+# unsigned integer. Two-byte text (CJK) first samples its 4-character grams at
+# every eighth position, which reads as many grams a megabyte as ASCII does.
+_GRAMS = {1: ((8, 8), (4, 4), (2, 2)), 2: ((4, 8), (4, 4), (2, 2)), 4: ((2, 2), (1, 1))}
 _HASH_BITS = 16
 _MIX = {4: np.uint32(0x9E3779B1), 8: np.uint64(0x9E3779B97F4A7C15)}
 # A filter that leaves more of the page than this is not worth its alignment:
@@ -431,25 +433,26 @@ def _slots(grams: np.ndarray) -> np.ndarray:
 
 
 class _GramFilter:
-    """q-gram hits on a sample of the text: the non-overlapping grams at multiples of ``g``.
+    """q-gram hits on a sample of the text: the ``g``-grams at multiples of ``step``.
 
-    Sampled lemma: a span of ``L`` characters holds at least ``(L - g + 1) // g``
-    sampled grams, and each edit of an alignment with the quote touches at most
-    one of them (they do not overlap), so a span within ``d`` edits of the
-    quote (``L >= m - d``) holds at least ``(m - d - g + 1) // g - d`` sampled
-    grams that occur in the quote. Its grams lie among ``(m + d - g) // g + 1``
-    consecutive samples, so a run of samples that holds fewer quote grams than
-    that holds no such span's grams. Reading every g-th gram makes this pass g
-    times cheaper than the classic filter, and the gram is read from the text's
-    own bytes without copying.
+    ``step`` is a multiple of ``g``, so the sampled grams do not overlap.
+    Sampled lemma: a span of ``L`` characters holds at least
+    ``(L - g + 1) // step`` sampled grams, and each edit of an alignment with
+    the quote touches at most one of them (they do not overlap), so a span
+    within ``d`` edits of the quote (``L >= m - d``) holds at least
+    ``(m - d - g + 1) // step - d`` sampled grams that occur in the quote. Its
+    grams lie among ``(m + d - g) // step + 1`` consecutive samples, so a run of
+    samples that holds fewer quote grams than that holds no such span's grams.
+    Reading every step-th gram makes this pass ``step`` times cheaper than the
+    classic filter, and the gram is read from the text's own bytes.
     """
 
-    def __init__(self, t_codes: np.ndarray, q_codes: np.ndarray, g: int) -> None:
-        self.g = g
+    def __init__(self, t_codes: np.ndarray, q_codes: np.ndarray, g: int, step: int) -> None:
+        self.g, self.step = g, step
         self.n = len(t_codes)
         width = t_codes.itemsize
-        samples = self.n // g
-        grams = t_codes[: samples * g].view(np.dtype(f"<u{g * width}"))
+        samples = self.n // step
+        grams = t_codes[: samples * step].view(np.dtype(f"<u{g * width}"))[:: step // g]
         table = np.zeros(1 << (16 if g * width == 2 else _HASH_BITS), dtype=np.uint8)
         table[_slots(_quote_grams(q_codes, g, width))] = 1
         # Sample indexes whose gram occurs in the quote: few on real text, so
@@ -458,11 +461,11 @@ class _GramFilter:
 
     def _run(self, m: int, d: int) -> int:
         """Samples that can lie inside one span of at most ``m + d`` characters."""
-        return (m + d - self.g) // self.g + 1
+        return (m + d - self.g) // self.step + 1
 
     def best_windows(self, m: int, d: int, count: int) -> list[tuple[int, int]]:
         """The text around the (at most ``count``, apart) runs of samples richest in quote grams."""
-        hits, g = self.hits, self.g
+        hits, g = self.hits, self.step
         if not len(hits):
             return [(0, min(m + d, self.n))]
         held = np.searchsorted(hits, hits + self._run(m, d)) - np.arange(len(hits))
@@ -479,8 +482,8 @@ class _GramFilter:
 
     def regions(self, m: int, d: int) -> list[tuple[int, int]] | None:
         """Merged text regions that may hold a span within ``d`` edits; None if no bound."""
-        g, hits = self.g, self.hits
-        need = _needed_hits(m, d, g)
+        g, hits = self.step, self.hits
+        need = _needed_hits(m, d, self.g, g)
         if need < 1:
             return None
         if len(hits) < need:
@@ -492,7 +495,7 @@ class _GramFilter:
         dense = np.flatnonzero(last - first < run)
         if not len(dense):
             return []
-        # A span whose first sample is j starts in ((j - 1) g, j g].
+        # A span whose first sample is j starts in ((j - 1) step, j step].
         starts = np.maximum((last[dense] - run) * g + 1, 0)
         ends = np.minimum(first[dense] * g + m + d, self.n)
         breaks = np.flatnonzero(starts[1:] > ends[:-1])
@@ -501,9 +504,9 @@ class _GramFilter:
         return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
-def _needed_hits(m: int, d: int, g: int) -> int:
+def _needed_hits(m: int, d: int, g: int, step: int) -> int:
     """Sampled quote grams every span within ``d`` edits of an ``m``-character quote holds."""
-    return (m - d - g + 1) // g - d
+    return (m - d - g + 1) // step - d
 
 
 def _quote_grams(q_codes: np.ndarray, g: int, width: int) -> np.ndarray:
@@ -748,10 +751,10 @@ def best_fuzzy_span(
     m, n = len(quote), len(t_codes)
     k = max_edits(m, threshold)
     aligner = _Aligner(t_codes, quote)
-    sizes = [g for g in _GRAMS[t_codes.itemsize] if m >= 2 * g]
+    sizes = [(g, step) for g, step in _GRAMS[t_codes.itemsize] if m >= 2 * step]
     if n <= _LONG_REGION * (m + k) or not sizes:
         return aligner.best([(0, n)], k)
-    first = _GramFilter(t_codes, aligner.q_codes, sizes[0])
+    first = _GramFilter(t_codes, aligner.q_codes, *sizes[0])
     # A few of the richest places, apart: one repeated phrase elsewhere on a
     # large page must not hide the quote's own place.
     guesses = first.best_windows(m, k, _GUESSES)
@@ -764,10 +767,14 @@ def best_fuzzy_span(
             found = span
     d = k if found is None else found[0]
     regions, covered = [(0, n)], n
-    for g in sizes:
-        if _needed_hits(m, d, g) < 1:
+    for g, step in sizes:
+        if _needed_hits(m, d, g, step) < 1:
             continue  # too many edits allowed for grams this long to bound anything
-        gram_filter = first if g == first.g else _GramFilter(t_codes, aligner.q_codes, g)
+        gram_filter = (
+            first
+            if (g, step) == (first.g, first.step)
+            else _GramFilter(t_codes, aligner.q_codes, g, step)
+        )
         kept = gram_filter.regions(m, d)
         if kept is not None and sum(hi - lo for lo, hi in kept) < covered:
             regions, covered = kept, sum(hi - lo for lo, hi in kept)

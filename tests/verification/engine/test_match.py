@@ -404,6 +404,31 @@ def test_sampled_filter_answer_equals_a_full_alignment(
     )
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 10**6),
+    st.integers(1_000, 8_000),
+    st.integers(16, 300),
+    st.floats(0.0, 0.2),
+    st.sampled_from([0.5, 0.6, 0.7, 0.85, 0.9, 0.95]),
+    st.sampled_from(["一二", "一二三四", "一二三四五六七八九十百千万"]),
+)
+def test_two_byte_text_sampled_every_eighth_position_equals_a_full_alignment(
+    seed, size, length, rate, threshold, letters
+) -> None:
+    """Two-byte text samples 4-character grams at every eighth position first: the answer
+    must still equal a full alignment's, on small alphabets full of near-misses."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(letters) for _ in range(size))
+    start = rng.randrange(0, size - length)
+    quote = _edit(text[start : start + length], round(length * rate), seed=seed + 1)
+    quote = "".join(c if c in letters else letters[0] for c in quote)
+    result = match_quote(text, quote, threshold=threshold, case_sensitive=True)
+    assert (result.match, result.start, result.end) == _full_alignment_answer(
+        text, quote, threshold
+    )
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6), st.integers(0, 12), st.sampled_from([0.7, 0.9]))
 def test_wide_text_fuzzy_distance_equals_a_full_alignment(seed, edits, threshold) -> None:
