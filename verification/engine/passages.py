@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import pairwise
@@ -284,6 +285,7 @@ def _marked(data: bytes, table: bytes) -> np.ndarray:
 _STOPS = _byte_table(b".!?")
 _RUN = _byte_table(b".!?\"')]")  # what a run of sentence-ending marks may hold
 _WORD_EDGE = _byte_table(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f([\"'")  # whitespace and ( [ " '
+_RUN_FLAGS = np.frombuffer(_RUN, dtype=bool)
 _ABBREVIATION_LETTERS = max(len(a) for a in ABBREVIATIONS)
 
 
@@ -307,19 +309,33 @@ _PACKED_ETC = _pack_word("etc")
 
 def _run_ends(data: bytes, marks: np.ndarray) -> np.ndarray:
     """Where the run of characters a sentence end may hold, from each mark on, stops."""
+    codes = np.frombuffer(data, dtype=np.uint8)
     n = len(data)
-    run = _marked(data, _RUN)
-    ends = marks + 1
+    ends = marks.astype(np.int64) + 1
     # Runs are a few characters long: step them all together, a few times.
     for _ in range(8):
         going = np.flatnonzero(ends < n)
-        going = going[run[ends[going]]]
+        going = going[np.take(_RUN_FLAGS, codes[ends[going]])]
         if not len(going):
             return ends
         ends[going] += 1
-    # Long runs of marks (rare): look the stops up among all the other characters.
-    stops = np.append(np.flatnonzero(~run), n)
-    return stops[np.searchsorted(stops, marks)]
+    # Long runs of marks (rare): look ahead from each, in growing steps; a mark
+    # whose run reaches no further than the last one found ends where it does.
+    last = -1
+    for i in going.tolist():
+        at = int(ends[i])
+        if at <= last:
+            ends[i] = last
+            continue
+        width = 64
+        while at < n:
+            solid = np.flatnonzero(~np.take(_RUN_FLAGS, codes[at : at + width]))
+            if len(solid):
+                at += int(solid[0])
+                break
+            at, width = min(at + width, n), 2 * width
+        ends[i] = last = at
+    return ends
 
 
 def _ascii_sentence_ends(text: str) -> list[int]:
@@ -334,7 +350,7 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     data = text.encode("ascii")
     codes = np.frombuffer(data, dtype=np.uint8)
     n = len(codes)
-    marks = np.flatnonzero(_marked(data, _STOPS))
+    marks = _positions(codes, lambda c: _marked(c.tobytes(), _STOPS))
     if not len(marks):
         return []
     run_end = _run_ends(data, marks)
@@ -347,11 +363,17 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     nxt = codes[np.minimum(starts + 1, n - 1)]
     lone = (codes[starts] == 46) & ((starts + 1 == n) | (nxt != 46))
     stops = starts[lone]
-    edges = np.concatenate(([-1], np.flatnonzero(_marked(data, _WORD_EDGE))))
-    word = np.maximum(edges[np.searchsorted(edges, stops) - 1] + 1, stops - 12)
+    # The word before each: the 12 characters before the stop, from the last
+    # word edge among them on (one small row per stop, not a page of positions).
+    before = stops[:, None] + np.arange(-12, 0, dtype=np.int32)
+    seen = before >= 0
+    window = codes[np.maximum(before, 0)]
+    edge = np.frombuffer(window.tobytes().translate(_WORD_EDGE), dtype=bool)
+    edge = edge.reshape(window.shape) & seen
+    last_edge = np.where(edge.any(axis=1), 11 - np.argmax(edge[:, ::-1], axis=1), -1)
+    word = np.maximum(stops - 12 + last_edge + 1, 0)
     length = stops - word
-    dots = np.flatnonzero(codes == 46)
-    dotted = np.searchsorted(dots, stops) > np.searchsorted(dots, word)
+    dotted = ((window == 46) & seen & (before >= word[:, None])).any(axis=1)
     short = (length <= _ABBREVIATION_LETTERS) & ~dotted
     packed = _packed(word, length, codes)
     listed = short & np.isin(packed, _PACKED_ABBREVIATIONS)
@@ -368,7 +390,8 @@ def split_units(text: str) -> list[tuple[int, int]]:
     """The sentences (cut at 40 words) of ``text`` as ``(start, end)`` pairs.
 
     The sentences' bounds, the whitespace before each and their word counts
-    are worked out in numpy; only sentences of 40 words or more, or holding
+    are worked out in numpy on one flag a character (no array of positions
+    as long as the page); only sentences of 40 words or more, or holding
     CJK, are cut one by one.
     """
     if not text:
@@ -377,24 +400,27 @@ def split_units(text: str) -> list[tuple[int, int]]:
     ends = np.array([*_sentence_ends(text, has_cjk), len(text)], dtype=np.int64)
     starts = np.concatenate(([0], ends[:-1]))
     codes = codepoints(text)
-    # Each sentence starts at its first character that is not whitespace: a
-    # start on whitespace moves past the run of whitespace holding it.
-    blank = np.flatnonzero(is_space(codes))
-    at = np.searchsorted(blank, starts)
-    on_blank = (
-        np.flatnonzero(blank[np.minimum(at, len(blank) - 1)] == starts) if len(blank) else at[:0]
-    )
-    if len(on_blank):
-        run_last = np.append(np.flatnonzero(np.diff(blank) != 1), len(blank) - 1)
-        starts[on_blank] = blank[run_last[np.searchsorted(run_last, at[on_blank])]] + 1
+    # Each sentence starts at its first character that is not whitespace (a
+    # start on whitespace moves past the run holding it); runs are short, so
+    # all starts step together, and the few still on whitespace then look ahead.
+    n = len(codes)
+    for _ in range(4):
+        on = np.flatnonzero(starts < n)
+        on = on[is_space(codes[starts[on]])]
+        if not len(on):
+            break
+        starts[on] += 1
+    else:
+        for i in np.flatnonzero((starts < n) & (starts < ends)).tolist():
+            s, e = int(starts[i]), int(ends[i])
+            solid = np.flatnonzero(~is_space(codes[s:e]))
+            starts[i] = s + int(solid[0]) if len(solid) else e
     keep = starts < ends
     starts, ends = starts[keep], ends[keep]
-    spaces = np.flatnonzero(codes == 32)
-    words = np.searchsorted(spaces, ends) - np.searchsorted(spaces, starts)
+    words = _count_within(_positions(codes, lambda c: c == 32), starts, ends)
     slow = words >= MAX_WORDS_PER_UNIT
     if has_cjk:
-        cjk = np.concatenate(([0], np.cumsum(_is_cjk(codes))))
-        slow |= cjk[ends] > cjk[starts]
+        slow |= _count_within(_positions(codes, _is_cjk), starts, ends) > 0
     pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
     if not slow.any():
         return pairs
@@ -403,23 +429,42 @@ def split_units(text: str) -> list[tuple[int, int]]:
     for i in np.flatnonzero(slow).tolist():
         units.extend(pairs[done:i])
         start, end = pairs[i]
-        if has_cjk and cjk[end] > cjk[start]:
+        if has_cjk and _CJK_RE.search(text, start, end):
             words = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
             units.extend(
                 (words[j][0], words[min(j + MAX_WORDS_PER_UNIT, len(words)) - 1][1])
                 for j in range(0, len(words), MAX_WORDS_PER_UNIT)
             )
         else:
+            spaces = np.flatnonzero(codes[start:end] == 32) + start
             units.extend(_cut_at_spaces(spaces, start, end))
         done = i + 1
     units.extend(pairs[done:])
     return units
 
 
+def _positions(codes: np.ndarray, flag: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Where ``flag`` holds, as 32-bit positions, worked out a block at a time.
+
+    No page-long array of flags or of 64-bit positions is ever made: that is
+    what keeps a 5 MB page's passages in a few megabytes.
+    """
+    block = 1 << 18
+    found = [
+        np.flatnonzero(flag(codes[at : at + block])).astype(np.int32) + np.int32(at)
+        for at in range(0, len(codes), block)
+    ]
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
+
+
+def _count_within(where: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many of the sorted positions ``where`` each ``[start, end)`` holds."""
+    return np.searchsorted(where, ends) - np.searchsorted(where, starts)
+
+
 def _cut_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
-    """``text[start:end]`` cut after every 40th space-separated word."""
-    inner = spaces[np.searchsorted(spaces, start) : np.searchsorted(spaces, end)]
-    bounds = np.concatenate(([start - 1], inner, [end]))
+    """``text[start:end]`` cut after every 40th space-separated word (``spaces``: its spaces)."""
+    bounds = np.concatenate(([start - 1], spaces, [end]))
     word_starts, word_ends = bounds[:-1] + 1, bounds[1:]
     solid = word_ends > word_starts
     word_starts, word_ends = word_starts[solid], word_ends[solid]

@@ -17,12 +17,14 @@ from verification.engine.match import (
     MatchTooCostly,
     WorkBudget,
     _align_any_alphabet,
+    _may_fold,
     context_window,
     match_quote,
     max_edits,
 )
 from verification.engine.normalise import normalise
 
+LONG_S, KELVIN = "\u017f", "\u212a"
 SAMPLE_PAGE = (
     "Regional climate report 2025. In its annual summary the agency said that "
     "emissions fell 12 % in 2025, after two years of slow growth."
@@ -106,6 +108,35 @@ def test_offsets_after_a_growing_character_stay_in_the_original_text() -> None:
     text = "ßßß then the quote here"
     result = match_quote(text, "THE QUOTE", mode="exact")
     assert text[result.start : result.end] == "the quote"
+
+
+@settings(deadline=None)
+@given(
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=60),
+    st.text(alphabet=st.sampled_from([*"aAzZ@[`{ \x00\x7f", LONG_S, KELVIN, "ß", "é"]), min_size=1),
+    st.booleans(),
+)
+def test_exact_on_ascii_pages_equals_casefold_find_and_count(text, quote, case_sensitive) -> None:
+    """The ASCII path folds in numpy: every byte folds as ``str.casefold`` folds it, and a
+    quote that folds to ASCII (the long s to ``s``, the Kelvin sign to ``k``) is still found."""
+    page, needle = (text, quote) if case_sensitive else (text.casefold(), quote.casefold())
+    result = match_quote(text, quote, mode="exact", case_sensitive=case_sensitive)
+    first = page.find(needle)
+    if first == -1:
+        assert result.match == "none"
+    else:
+        assert (result.match, result.start, result.end) == ("exact", first, first + len(needle))
+        assert result.occurrences == page.count(needle)
+
+
+def test_exact_on_an_ascii_page_folds_every_byte_as_casefold_does() -> None:
+    every = "".join(map(chr, range(128)))
+    for quote in (every, every.upper(), every.lower()):
+        result = match_quote(every * 3, quote, mode="exact")
+        assert (result.match, result.start, result.occurrences) == ("exact", 0, 3)
+    assert match_quote("straSSe", f"STRA{LONG_S * 2}E", mode="exact").start == 0
+    assert match_quote("strasse", "STRASSE", mode="exact", case_sensitive=True).match == "none"
+    assert match_quote("a strasse", LONG_S, mode="exact", case_sensitive=True).match == "none"
 
 
 # Fuzzy
@@ -373,6 +404,31 @@ def test_sampled_filter_answer_equals_a_full_alignment(
     )
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 10**6),
+    st.integers(1_000, 8_000),
+    st.integers(16, 300),
+    st.floats(0.0, 0.2),
+    st.sampled_from([0.5, 0.6, 0.7, 0.85, 0.9, 0.95]),
+    st.sampled_from(["一二", "一二三四", "一二三四五六七八九十百千万"]),
+)
+def test_two_byte_text_sampled_every_eighth_position_equals_a_full_alignment(
+    seed, size, length, rate, threshold, letters
+) -> None:
+    """Two-byte text samples 4-character grams at every eighth position first: the answer
+    must still equal a full alignment's, on small alphabets full of near-misses."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(letters) for _ in range(size))
+    start = rng.randrange(0, size - length)
+    quote = _edit(text[start : start + length], round(length * rate), seed=seed + 1)
+    quote = "".join(c if c in letters else letters[0] for c in quote)
+    result = match_quote(text, quote, threshold=threshold, case_sensitive=True)
+    assert (result.match, result.start, result.end) == _full_alignment_answer(
+        text, quote, threshold
+    )
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6), st.integers(0, 12), st.sampled_from([0.7, 0.9]))
 def test_wide_text_fuzzy_distance_equals_a_full_alignment(seed, edits, threshold) -> None:
@@ -396,3 +452,18 @@ def test_wide_text_fuzzy_distance_equals_a_full_alignment(seed, edits, threshold
     else:
         score = 1 - full / max(len(quote), end - start)
         assert full > max_edits(len(quote), threshold) or score < threshold
+
+
+def test_every_bmp_character_that_casefold_changes_lies_in_a_fold_range() -> None:
+    """CJK-like pages fold only the characters ``_may_fold`` picks: none may be missed."""
+    every = np.arange(0x10000, dtype=np.uint16)
+    changed = [cp for cp in range(0x10000) if chr(cp).casefold() != chr(cp)]
+    assert _may_fold(every)[changed].all()
+    assert not _may_fold(np.array([0x4E00, 0x3002, 0xAC00, 0x2C, 0x30], dtype=np.uint16)).any()
+
+
+def test_a_cjk_page_folds_its_few_latin_and_greek_letters() -> None:
+    page = "中文" * 40 + "ΣΊΣΥΦΟΣ Straße ÀÉÎ" + "。" * 40
+    for quote, span in (("σίσυφος", "ΣΊΣΥΦΟΣ"), ("STRASSE", "Straße"), ("àéî", "ÀÉÎ")):
+        result = match_quote(page, quote, mode="exact")
+        assert page[result.start : result.end] == span
