@@ -335,6 +335,25 @@ def _web(help_text: str) -> dict:
 
 # Fields of a message's byte range, which web evidence (a quote on a page) has not.
 MESSAGE_ONLY = ("byte_start", "byte_end", "context", "context_complete")
+# Fields of a web quote's page and receipt.
+WEB_ONLY = (
+    "url",
+    "final_url",
+    "route",
+    "match",
+    "start",
+    "end",
+    "pdf_page",
+    "pdf_page_end",
+    "content_sha256",
+    "normalised_sha256",
+    "retrieved_at",
+    "doi",
+    "doi_status",
+    "source_retracted",
+    "receipt",
+    "receipt_index",
+)
 
 
 class EvidenceOut(serializers.Serializer):
@@ -422,7 +441,8 @@ class EvidenceOut(serializers.Serializer):
             for name in MESSAGE_ONLY:
                 body.pop(name, None)
         else:
-            body.pop("source_retracted", None)
+            for name in WEB_ONLY:
+                body.pop(name, None)
         return body
 
 
