@@ -16,6 +16,7 @@ import pytest
 from citations.models import AuditEvent, Evidence, Fact, WebSource
 from receipts import selectors, services
 from receipts.keyring import ensure_key
+from tests.citations.openapi import assert_matches_schema
 from tests.citations.scan import columns_holding
 from tests.verification.conftest import _page_server, page, pages  # noqa: F401
 from tests.verification.crossref.conftest import _crossref_server, crossref  # noqa: F401
@@ -332,3 +333,46 @@ def test_erasing_the_subject_removes_the_web_quote_and_receipt_from_every_table(
     assert not Evidence.objects.filter(kind="web").exists()
     assert columns_holding(QUOTE, signature) == []
     assert ledger.resolve(body["id"]).status_code == 404
+
+
+def test_a_web_backed_record_and_its_resolve_match_the_schema(api, ledger, article):
+    schema = api.get("/v1/openapi.json").json()
+    answer = verify(api, article)
+    created = record(ledger, {"receipt": answer["receipt"], "quote": QUOTE})
+    assert created.status_code == 201
+    assert_matches_schema(schema, "/v1/facts", "post", created)
+    resolved = ledger.resolve(created.json()["id"])
+    assert_matches_schema(schema, "/v1/citations/resolve", "post", resolved)
+    refused = record(ledger, {"receipt": answer["receipt"], "quote": "other"})
+    assert refused.status_code == 400
+    assert_matches_schema(schema, "/v1/facts", "post", refused)
+
+
+def test_a_web_row_moved_by_a_merge_keeps_its_quote_and_receipt(api, ledger, article):
+    def works_at(value: str, start: str, *evidence: dict) -> dict:
+        response = record(
+            ledger,
+            *evidence,
+            predicate="works_at",
+            value=value,
+            statement=f"Works at {value}.",
+            valid_from=start,
+            authored_by="desk:kim",
+        )
+        assert response.status_code == 201, response.json()
+        return response.json()
+
+    answer = verify(api, article)
+    first = works_at("Acme", "2026-01-01T00:00:00Z")
+    between = works_at("Globex", "2026-02-01T00:00:00Z")
+    again = works_at("Acme", "2026-03-01T00:00:00Z", {"receipt": answer["receipt"], "quote": QUOTE})
+    assert again["id"] != first["id"]
+    # Withdrawing Globex makes the two Acme facts one again: the later one's sources move.
+    retracted = ledger.client.post(
+        f"/v1/facts/{between['id']}/retract", {"reason": "never worked there"}, format="json"
+    )
+    assert retracted.status_code == 200, retracted.json()
+    merged = ledger.resolve(first["id"]).json()
+    [web] = web_rows(merged)
+    assert (web["quote"], web["receipt"]) == (QUOTE, answer["receipt"])
+    assert WebSource.objects.count() == 2  # the closed row keeps its own copy
