@@ -44,6 +44,7 @@ from citations.selectors import (
 )
 from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
 from citations.services.placement import AUTHORED
+from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
@@ -182,6 +183,10 @@ def _ledger(route: str) -> Callable[[], dict[str, Any]]:
     return context
 
 
+def _web_evidence() -> dict[str, Any]:
+    return {"errors": ledger_errors("authored"), "reasons": WEB_EVIDENCE_REASONS}
+
+
 @dataclass(frozen=True)
 class DocPage:
     slug: str  # the path under /docs/, such as "fetch" or "ledger/recall"
@@ -300,6 +305,13 @@ PAGES: tuple[DocPage, ...] = (
         _ledger("authored"),
         group="Fact ledger",
         route="POST /v1/facts",
+    ),
+    DocPage(
+        "ledger/web-evidence",
+        "Web evidence",
+        "Verify a quote, record the fact with its receipt, resolve it, check it offline.",
+        _web_evidence,
+        group="Fact ledger",
     ),
     DocPage(
         "ledger/record-inventory",

@@ -34,6 +34,7 @@ from citations.selectors import (
 from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn
 from citations.services import MessageConflict
 from citations.services.corrections import AlreadyRetracted, FactNotBelieved
+from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
 from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
@@ -238,7 +239,8 @@ RESOLVE_ERRORS = (
     _raised(EvidenceTooLarge, "One source alone is larger than the page limit."),
     _raised(
         EvidenceMismatch,
-        "The stored bytes no longer match the evidence; no evidence is returned.",
+        "The stored bytes no longer match the evidence, or a web quote's stored receipt no "
+        "longer checks or no longer signs its quote; no evidence is returned.",
     ),
     UNAVAILABLE,
 )
@@ -623,6 +625,14 @@ def _ledger_errors() -> dict[str, tuple[ErrorDoc, ...]]:
         ),
         "authored": (
             invalid,
+            ErrorDoc(
+                400,
+                "invalid_request",
+                "A piece of web evidence was refused: details.field names it (evidence[0].quote) "
+                "and details.reason says why: "
+                + ", ".join(WEB_EVIDENCE_REASONS)
+                + ". Nothing is written.",
+            ),
             *BODY_ERRORS,
             *LEDGER_AUTH_ERRORS,
             ErrorDoc(404, "not_found", "The subject was erased: it takes no new facts."),

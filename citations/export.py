@@ -28,13 +28,23 @@ from django.db.models.functions import Substr
 from django.utils import timezone
 
 from attest.errors import NotFound, client_code
-from citations.models import Evidence, FactVersion, Generation, Observation, Project, Retraction
+from citations.models import (
+    Evidence,
+    EvidenceKind,
+    FactVersion,
+    Generation,
+    Observation,
+    Project,
+    Retraction,
+    WebSource,
+)
 from citations.models import Subject as SubjectModel
 from citations.rebuilds import KIND_NAMES
 from citations.selectors import EvidenceMismatch, fact_view, iso_utc
 from citations.serializers import FactOut
 from citations.services.audit import audit_failure, audit_record
 from citations.services.tenancy import subject_get_live
+from citations.web_evidence import source_retracted, web_source_intact
 
 logger = logging.getLogger("attest.citations")
 
@@ -238,6 +248,32 @@ def _fact_line(renderer: FactOut, history: list[FactVersion], generations: set[i
     return _line("fact", body)
 
 
+# A message's byte range: a web quote's place is its page offsets instead.
+MESSAGE_SPAN = ("byte_start", "byte_end")
+
+
+def web_source_json(web: WebSource) -> dict:
+    """A web evidence line's page and receipt, as resolve shows them."""
+    return {
+        "url": web.url,
+        "final_url": web.final_url,
+        "route": web.route,
+        "match": web.match,
+        "start": web.start,
+        "end": web.end,
+        "pdf_page": web.pdf_page,
+        "pdf_page_end": web.pdf_page_end,
+        "content_sha256": web.content_sha256,
+        "normalised_sha256": web.normalised_sha256,
+        "retrieved_at": iso_utc(web.retrieved_at),
+        "doi": web.doi,
+        "doi_status": web.doi_status,
+        "source_retracted": source_retracted(web),
+        "receipt": web.receipt,
+        "receipt_index": web.receipt_index,
+    }
+
+
 def _evidence(project: Project, subject) -> Iterator[bytes]:
     """Evidence with its quote cut from the message by the database, then checked here."""
     rows = (
@@ -255,18 +291,25 @@ def _evidence(project: Project, subject) -> Iterator[bytes]:
                 output_field=models.BinaryField(),
             )
         )
-        .select_related(None)
+        .select_related("web")
         .order_by("pk")
     )
     for evidence in rows.iterator(chunk_size=CHUNK):
-        quote = bytes(evidence.quote_bytes)
-        if hashlib.sha256(quote).hexdigest() != evidence.quote_sha256:
-            # The stream stops without its end line: never a wrong quote.
-            raise EvidenceMismatch(details={"evidence_id": evidence.pk})
+        if evidence.kind == EvidenceKind.WEB:
+            # A web quote is checked as resolve checks it: the receipt and the quote's hash.
+            if not web_source_intact(evidence):
+                raise EvidenceMismatch(details={"evidence_id": evidence.pk})
+            quote = evidence.web.quote.encode("utf-8")
+        else:
+            quote = bytes(evidence.quote_bytes)
+            if hashlib.sha256(quote).hexdigest() != evidence.quote_sha256:
+                # The stream stops without its end line: never a wrong quote.
+                raise EvidenceMismatch(details={"evidence_id": evidence.pk})
         body = {
             "id": evidence.pk,
             "fact_id": str(evidence.fact_id),
             "observation_id": str(evidence.observation_id),
+            "source": evidence.kind,
             "byte_start": evidence.byte_start,
             "byte_end": evidence.byte_end,
             "quote": quote.decode("utf-8"),
@@ -277,6 +320,10 @@ def _evidence(project: Project, subject) -> Iterator[bytes]:
         }
         if evidence.authored_by:
             body["authored_by"] = evidence.authored_by
+        if evidence.kind == EvidenceKind.WEB:
+            for name in MESSAGE_SPAN:
+                body.pop(name)
+            body.update(web_source_json(evidence.web))
         yield _line("evidence", body)
 
 

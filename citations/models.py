@@ -321,8 +321,18 @@ class FactVersion(models.Model):
         )
 
 
+class EvidenceKind(models.TextChoices):
+    MESSAGE = "message"  # a byte range of a message the extractor read
+    AUTHORED = "authored"  # an authored record's own statement
+    WEB = "web"  # a quote on a web page, vouched for by an Attest receipt (WebSource)
+
+
 class Evidence(models.Model):
-    """Where a fact came from: a byte range of one stored message.
+    """Where a fact came from: a byte range of one stored message, or a verified web quote.
+
+    A ``web`` row hangs off the authored record that brought it in: its observation and
+    byte range are that record's statement (so it sorts, moves and is erased with it),
+    its ``quote_sha256`` is the web quote's, and ``web`` holds the page and the receipt.
 
     Membership is versioned in known time like fact versions: a row says the message
     supported the fact from ``created_at`` until ``known_until`` (open: still believed).
@@ -333,6 +343,9 @@ class Evidence(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="evidence")
     observation = models.ForeignKey(Observation, on_delete=models.CASCADE, related_name="evidence")
+    kind = models.CharField(
+        max_length=10, choices=EvidenceKind.choices, default=EvidenceKind.MESSAGE
+    )
     byte_start = models.PositiveIntegerField()
     byte_end = models.PositiveIntegerField()
     # Hash of the quoted bytes when they were extracted: resolve re-reads and compares.
@@ -351,11 +364,13 @@ class Evidence(models.Model):
     class Meta:
         verbose_name_plural = "evidence"
         constraints = [
+            # Web rows share their record's span: one record may bring several quotes.
             models.UniqueConstraint(
                 fields=["fact", "observation", "byte_start", "byte_end"],
-                condition=Q(known_until__isnull=True),
+                condition=Q(known_until__isnull=True) & ~Q(kind="web"),
                 name="evidence_unique_believed_span",
             ),
+            models.CheckConstraint(condition=Q(kind__in=EvidenceKind.values), name="evidence_kind"),
             models.CheckConstraint(
                 condition=Q(known_until__isnull=True) | Q(known_until__gte=models.F("created_at")),
                 name="evidence_known_order",
@@ -368,6 +383,40 @@ class Evidence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.fact_id} [{self.byte_start}:{self.byte_end}]"
+
+
+class WebSource(models.Model):
+    """The page behind a ``web`` evidence row: what its receipt signed, and the receipt.
+
+    Written once with its row and never changed; resolve checks the receipt's signature
+    and the quote's hash against it on every request. Erasure deletes it with its row.
+    """
+
+    evidence = models.OneToOneField(
+        Evidence, primary_key=True, on_delete=models.CASCADE, related_name="web"
+    )
+    quote = models.TextField()
+    receipt = models.TextField()
+    # Which result of the receipt (a batch's citation or quote) vouches for the quote.
+    receipt_index = models.PositiveIntegerField(default=0)
+    route = models.CharField(max_length=40)
+    url = models.TextField()
+    final_url = models.TextField(blank=True)
+    content_sha256 = models.CharField(max_length=64)
+    normalised_sha256 = models.CharField(max_length=64)
+    match = models.CharField(max_length=10)
+    # Code points of the quote in the page's normalised text, as signed.
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    pdf_page = models.PositiveIntegerField(null=True, blank=True)
+    pdf_page_end = models.PositiveIntegerField(null=True, blank=True)
+    retrieved_at = models.DateTimeField()  # when the receipt was issued
+    doi = models.CharField(max_length=300, blank=True)
+    doi_status = models.CharField(max_length=16, blank=True)
+    retracted = models.BooleanField(null=True, blank=True)  # as signed
+
+    def __str__(self) -> str:
+        return f"{self.url} [{self.start}:{self.end}]"
 
 
 class AuditEvent(models.Model):

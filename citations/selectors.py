@@ -16,7 +16,17 @@ from django.utils.dateparse import parse_datetime
 from attest.errors import AttestError, InvalidRequest, NotFound
 from citations.cursor import BadCursor, next_page, position_after
 from citations.extract.intervals import Interval, status_as_of
-from citations.models import Evidence, Fact, FactVersion, Observation, Project, Retraction, Subject
+from citations.models import (
+    Evidence,
+    EvidenceKind,
+    Fact,
+    FactVersion,
+    Observation,
+    Project,
+    Retraction,
+    Subject,
+)
+from citations.web_evidence import source_retracted, web_source_intact
 
 RESOLVE_DEFAULT_LIMIT = 8
 RESOLVE_MAX_LIMIT = 32
@@ -149,10 +159,16 @@ class VerifiedEvidence:
     quote: str
     context: str
     context_complete: bool
+    # Web evidence only: whether a later Crossref lookup found the page's paper retracted.
+    source_retracted: bool | None = None
 
     @property
     def observation(self) -> Observation:
         return self.evidence.observation
+
+    @property
+    def web(self) -> Any:
+        return self.evidence.web if self.evidence.kind == EvidenceKind.WEB else None
 
 
 @dataclass(frozen=True)
@@ -211,8 +227,18 @@ def _char_end(content: bytes, index: int) -> int:
     return index
 
 
+def verified_web_evidence(evidence: Evidence) -> VerifiedEvidence:
+    """Check the receipt's signature and the quote's hash again, or refuse."""
+    if not web_source_intact(evidence):
+        raise EvidenceMismatch(details={"evidence_id": evidence.pk})
+    web = evidence.web
+    return VerifiedEvidence(evidence, web.quote, "", False, source_retracted(web))
+
+
 def verified_evidence(evidence: Evidence) -> VerifiedEvidence:
     """Re-read the message bytes and check them against the evidence, or refuse."""
+    if evidence.kind == EvidenceKind.WEB:
+        return verified_web_evidence(evidence)
     observation = evidence.observation
     content = bytes(observation.content)
     start, end = evidence.byte_start, evidence.byte_end
@@ -236,7 +262,9 @@ def verified_evidence(evidence: Evidence) -> VerifiedEvidence:
 
 
 def _row_bytes(row: VerifiedEvidence) -> int:
-    return len(row.quote.encode("utf-8")) + len(row.context.encode("utf-8"))
+    size = len(row.quote.encode("utf-8")) + len(row.context.encode("utf-8"))
+    web = row.web
+    return size if web is None else size + len(web.receipt) + len(web.url) + len(web.final_url)
 
 
 def _parse_known_at(raw: Any) -> datetime | None:
@@ -307,7 +335,9 @@ def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitati
         raise NotFound("No fact with this ID exists in this project.")
     fact = version.fact
     rows = list(
-        evidence.filter(pk__gt=after).select_related("observation").order_by("pk")[: limit + 1]
+        evidence.filter(pk__gt=after)
+        .select_related("observation", "web")
+        .order_by("pk")[: limit + 1]
     )
     budget = PAGE_BYTES - len(fact.statement.encode("utf-8"))
     page: list[VerifiedEvidence] = []

@@ -19,9 +19,17 @@ from attest.fields import (
 )
 from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
-from citations.models import Role
+from citations.models import EvidenceKind, Role
 from citations.selectors import MAX_OFFSET, iso_utc
 from citations.services.authoring import AuthoredStatement
+from citations.web_evidence import REASONS, WebQuoteIn
+
+MAX_WEB_EVIDENCE = 20
+# As verify/quote takes a quote as sent; a receipt as receipts.core.jws caps it.
+MAX_RAW_QUOTE_CHARS = 20_000
+MAX_RECEIPT_CHARS = 256 * 1024
+# A fetch answer's text: the largest page the fetcher reads, normalised.
+MAX_PAGE_TEXT_CHARS = 16 * 1024 * 1024
 
 MAX_MESSAGES = 100
 MAX_MESSAGE_BYTES = 1024 * 1024
@@ -184,9 +192,68 @@ def authored_statement(data: dict) -> AuthoredStatement:
     )
 
 
+class WebEvidenceIn(NoUnknownFields):
+    """A quote Attest verified on a web page, with the receipt it answered with."""
+
+    receipt = StrictCharField(
+        max_length=MAX_RECEIPT_CHARS,
+        trim_whitespace=False,
+        help_text="The `receipt` of a verify/quote, verify/quotes, verify/citations or fetch "
+        "answer, unchanged.",
+    )
+    quote = StrictCharField(
+        max_length=MAX_RAW_QUOTE_CHARS,
+        trim_whitespace=False,
+        help_text="The quote exactly as it was sent to verify: its SHA-256 must be the signed one.",
+    )
+    index = StrictIntegerField(
+        min_value=0,
+        max_value=MAX_WEB_EVIDENCE - 1,
+        default=0,
+        help_text="Which result of a batch receipt (a citation or a quote, from 0).",
+    )
+    text = StrictCharField(
+        max_length=MAX_PAGE_TEXT_CHARS,
+        trim_whitespace=False,
+        required=False,
+        help_text="Fetch receipts only: the answer's `text`; the quote is looked up in it.",
+    )
+
+
+WEB_EVIDENCE_HELP = (
+    "Quotes verified on web pages that back the record. Each is checked before anything "
+    "is written; a refusal is 400 `invalid_request` with `details.field` (such as "
+    "`evidence[0].quote`) and `details.reason`: "
+    + "; ".join(f"`{reason}`: {meaning}" for reason, meaning in REASONS.items())
+    + "."
+)
+
+
 class AuthoredFactIn(StatementIn):
     subject = StrictCharField(max_length=200)
-    authored_by = StrictCharField(max_length=200, help_text="Who states it: a name or handle.")
+    authored_by = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text="Who states it: a name or handle. Required without `evidence`; with it, "
+        "the credential's actor by default.",
+    )
+    evidence = WebEvidenceIn(
+        many=True, required=False, max_length=MAX_WEB_EVIDENCE, help_text=WEB_EVIDENCE_HELP
+    )
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        if not attrs.get("authored_by") and not attrs.get("evidence"):
+            raise serializers.ValidationError(
+                {"authored_by": "Say who states the record, or back it with `evidence`."}
+            )
+        return attrs
+
+    def web_evidence(self) -> list[WebQuoteIn]:
+        return [
+            WebQuoteIn(e["receipt"], e["quote"], e["index"], e.get("text"))
+            for e in self.validated_data.get("evidence", [])
+        ]
 
 
 class ReplacementIn(StatementIn):
@@ -262,28 +329,120 @@ class FactOut(serializers.Serializer):
     )
 
 
+def _web(help_text: str) -> dict:
+    return {"required": False, "help_text": f"Web evidence only: {help_text}"}
+
+
+# Fields of a message's byte range, which web evidence (a quote on a page) has not.
+MESSAGE_ONLY = ("byte_start", "byte_end", "context", "context_complete")
+# Fields of a web quote's page and receipt.
+WEB_ONLY = (
+    "url",
+    "final_url",
+    "route",
+    "match",
+    "start",
+    "end",
+    "pdf_page",
+    "pdf_page_end",
+    "content_sha256",
+    "normalised_sha256",
+    "retrieved_at",
+    "doi",
+    "doi_status",
+    "source_retracted",
+    "receipt",
+    "receipt_index",
+)
+
+
 class EvidenceOut(serializers.Serializer):
-    source_observation_id = serializers.UUIDField(source="observation.pk")
+    source = serializers.ChoiceField(
+        source="evidence.kind",
+        choices=EvidenceKind.values,
+        help_text="`message` (extracted from a message), `authored` (an authored record's "
+        "statement) or `web` (a quote verified on a web page, with its receipt).",
+    )
+    source_observation_id = serializers.UUIDField(
+        source="observation.pk", help_text="For web evidence, the authored record's message."
+    )
     source_message_id = serializers.CharField(source="observation.message_id")
     source_ordinal = serializers.IntegerField(source="observation.ordinal")
     role = serializers.CharField(source="observation.role")
     occurred_at = UtcTimeField(source="observation.occurred_at")
-    quote = serializers.CharField()
-    byte_start = serializers.IntegerField(source="evidence.byte_start")
-    byte_end = serializers.IntegerField(source="evidence.byte_end")
-    context = serializers.CharField()
-    context_complete = serializers.BooleanField()
+    quote = serializers.CharField(
+        help_text="Re-read from the message bytes, or for web evidence the verified quote "
+        "whose SHA-256 the receipt signs (both checked on every request)."
+    )
+    byte_start = serializers.IntegerField(
+        source="evidence.byte_start", required=False, help_text="Message evidence only."
+    )
+    byte_end = serializers.IntegerField(
+        source="evidence.byte_end", required=False, help_text="Message evidence only."
+    )
+    context = serializers.CharField(required=False, help_text="Message evidence only.")
+    context_complete = serializers.BooleanField(required=False, help_text="Message evidence only.")
     extractor_version = serializers.CharField(source="evidence.extractor_version")
     authored_by = serializers.CharField(
         source="evidence.authored_by",
         required=False,
-        help_text="Present only on evidence a person wrote directly (an authored record).",
+        help_text="Present only on evidence a person wrote directly (an authored record) "
+        "and on the web evidence it brought in.",
+    )
+    url = serializers.CharField(source="web.url", **_web("the URL that was verified."))
+    final_url = serializers.CharField(
+        source="web.final_url", **_web("where redirects ended, as signed.")
+    )
+    route = serializers.CharField(source="web.route", **_web("the route that issued the receipt."))
+    match = serializers.ChoiceField(
+        source="web.match", choices=["exact", "fuzzy"], **_web("the signed verdict.")
+    )
+    start = serializers.IntegerField(
+        source="web.start", **_web("code-point offset of the match in the page's normalised text.")
+    )
+    end = serializers.IntegerField(source="web.end", **_web("end of the match (exclusive)."))
+    pdf_page = serializers.IntegerField(
+        source="web.pdf_page", allow_null=True, **_web("the PDF page the match starts on.")
+    )
+    pdf_page_end = serializers.IntegerField(
+        source="web.pdf_page_end", allow_null=True, **_web("the PDF page it ends on.")
+    )
+    content_sha256 = serializers.CharField(
+        source="web.content_sha256", **_web("SHA-256 of the bytes fetched.")
+    )
+    normalised_sha256 = serializers.CharField(
+        source="web.normalised_sha256", **_web("SHA-256 of the page's normalised text.")
+    )
+    retrieved_at = UtcTimeField(
+        source="web.retrieved_at", **_web("when the page was verified (the receipt's time).")
+    )
+    doi = serializers.CharField(source="web.doi", **_web("the page's DOI, or empty."))
+    doi_status = serializers.CharField(
+        source="web.doi_status", **_web("Crossref's status of the DOI as signed, or empty.")
+    )
+    source_retracted = serializers.BooleanField(
+        **_web(
+            "true when the latest Crossref answer for the DOI (a lookup after the receipt, "
+            "or else the signed one) says the paper is retracted."
+        )
+    )
+    receipt = serializers.CharField(
+        source="web.receipt", **_web("the receipt, unchanged: check it offline.")
+    )
+    receipt_index = serializers.IntegerField(
+        source="web.receipt_index", **_web("which result of the receipt is this quote.")
     )
 
     def to_representation(self, instance):
         body = super().to_representation(instance)
         if not body.get("authored_by"):
             body.pop("authored_by", None)
+        if body["source"] == EvidenceKind.WEB:
+            for name in MESSAGE_ONLY:
+                body.pop(name, None)
+        else:
+            for name in WEB_ONLY:
+                body.pop(name, None)
         return body
 
 

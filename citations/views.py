@@ -381,12 +381,21 @@ class FactsView(LedgerView):
             "placed on the subject's timeline like an extracted fact (a functional "
             "predicate supersedes the value it follows); its evidence carries "
             "`authored_by`. A statement of the value already believed adds evidence to "
-            "that fact instead of a second one."
+            "that fact instead of a second one. With `evidence`, the record is backed by "
+            "quotes Attest verified on web pages: each receipt's signature, the quote's "
+            "SHA-256, the signed verdict (`exact` or `fuzzy`) and the page's "
+            "`content_kind` (`real`) are checked before anything is written, and each quote "
+            "resolves as `source: web` evidence with its receipt."
         ),
         request=s.AuthoredFactIn,
         responses={
             201: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
-            **ledger_errors({404: ERASED_SUBJECT}),
+            **ledger_errors(
+                {404: ERASED_SUBJECT},
+                bad_request="`invalid_request` (with `details.field`) or `invalid_json`; refused "
+                "web evidence also names `details.reason`: `receipt_invalid`, `quote_mismatch`, "
+                "`no_match` or `page_not_real`.",
+            ),
         },
         examples=[
             OpenApiExample(
@@ -400,7 +409,23 @@ class FactsView(LedgerView):
                     "authored_by": "support:ana",
                     "valid_from": "2026-06-01T00:00:00Z",
                 },
-            )
+            ),
+            OpenApiExample(
+                "Backed by a verified web quote",
+                request_only=True,
+                value={
+                    "subject": "paper-42",
+                    "predicate": "likes",
+                    "statement": "The committee was deeply concerned about the results.",
+                    "evidence": [
+                        {
+                            "receipt": "eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiJ9.eyJ...fQ.c2ln",
+                            "quote": "deeply concerned about the results",
+                            "index": 0,
+                        }
+                    ],
+                },
+            ),
         ],
         tags=["fact ledger"],
     )
@@ -412,8 +437,9 @@ class FactsView(LedgerView):
             project=project,
             subject_id=data.validated_data["subject"],
             statement=data.statement_object(),
-            authored_by=data.validated_data["authored_by"],
+            authored_by=data.validated_data.get("authored_by"),
             actor=actor,
+            web_evidence=data.web_evidence(),
             request_id=request_id,
         )
         return Response(s.ResolveOut(resolved).data, status=status.HTTP_201_CREATED)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,13 +12,19 @@ from django.db import transaction
 
 from attest.errors import InvalidRequest, NotFound
 from citations.extract.extractor import PREDICATES, Extraction, value_key
-from citations.models import Fact, FactVersion, Observation, Project, Role, Subject
+from citations.models import Evidence, Fact, FactVersion, Observation, Project, Role, Subject
 from citations.selectors import ResolvedCitation, resolve_fact
 from citations.services.audit import audit_record
 from citations.services.ingest import ingest_generation
 from citations.services.placement import LedgerWrite, apply_extraction
 from citations.services.reads import read_snapshot
 from citations.services.timeline import known_now, revise
+from citations.web_evidence import (
+    CheckedWebQuote,
+    WebQuoteIn,
+    web_evidence_add,
+    web_evidence_check,
+)
 
 
 @dataclass(frozen=True)
@@ -42,11 +49,14 @@ def locked_subject(project: Project, subject_id: str) -> Subject:
     return locked
 
 
-def write_authored(ctx: LedgerWrite, statement: AuthoredStatement) -> Fact:
+def write_authored(
+    ctx: LedgerWrite, statement: AuthoredStatement, web: Sequence[CheckedWebQuote] = ()
+) -> Fact:
     """Store the statement as a message of its own and place it on the subject's timeline.
 
     Called with the subject locked. Returns the fact it supports: a new fact, or the
     believed fact that already says the same thing (the statement becomes more evidence).
+    ``web`` quotes (already checked) join the statement's evidence on that fact.
     """
     content = statement.statement.encode("utf-8")
     start = statement.valid_from or ctx.now
@@ -76,6 +86,11 @@ def write_authored(ctx: LedgerWrite, statement: AuthoredStatement) -> Fact:
         valid_precision="instant",
     )
     fact = apply_extraction(ctx, observation, extraction)[0][0]
+    if web:
+        web_evidence_add(
+            Evidence.objects.get(fact=fact, observation=observation, known_until__isnull=True),
+            web,
+        )
     if statement.valid_until is not None:
         version = FactVersion.objects.get(fact=fact, known_until__isnull=True)
         if version.valid_until is None or version.valid_until > statement.valid_until:
@@ -95,14 +110,19 @@ def fact_author(
     project: Project,
     subject_id: str,
     statement: AuthoredStatement,
-    authored_by: str,
+    authored_by: str | None,
     actor: str,
+    web_evidence: Sequence[WebQuoteIn] = (),
     request_id: str = "",
 ) -> ResolvedCitation:
     """An authored record: a fact a person states directly, audited like any write.
 
-    Returns the fact as resolve shows it.
+    With ``web_evidence`` the record is backed by quotes Attest verified on web pages;
+    each is checked (see citations.web_evidence) before anything is written, and without an
+    ``authored_by`` the credential's actor is the author. Returns the fact as resolve
+    shows it.
     """
+    web = web_evidence_check(web_evidence)
     with transaction.atomic():
         subject = locked_subject(project, subject_id)
         ctx = LedgerWrite(
@@ -110,15 +130,15 @@ def fact_author(
             subject,
             ingest_generation(project),
             known_now(project, subject),
-            authored_by=authored_by,
+            authored_by=authored_by or actor,
         )
-        fact = write_authored(ctx, statement)
+        fact = write_authored(ctx, statement, web)
         audit_record(
             project=project,
             operation="fact.author",
             actor=actor,
             object_ids=[str(fact.pk)],
-            source_count=1,
+            source_count=1 + len(web),
             request_id=request_id,
         )
     with read_snapshot():

@@ -10,6 +10,7 @@ from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, extract
 from citations.extract.intervals import Interval
 from citations.models import (
     Evidence,
+    EvidenceKind,
     Fact,
     FactVersion,
     Generation,
@@ -24,6 +25,7 @@ from citations.services.timeline import (
     first_version,
     revise,
 )
+from citations.web_evidence import copy_web_sources
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def evidence_row(
         quote_sha256=hashlib.sha256(quote).hexdigest(),
         extractor_version=ctx.extractor_version,
         authored_by=ctx.authored_by,
+        kind=EvidenceKind.AUTHORED if ctx.authored_by else EvidenceKind.MESSAGE,
         asserted_from=extraction.valid_from,
         asserted_precision=extraction.valid_precision,
         created_at=ctx.now,
@@ -315,11 +318,12 @@ def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None
     Evidence.objects.for_project(ctx.project).filter(
         pk__in=[e.pk for e in sources], known_until__isnull=True
     ).update(known_until=ctx.now)
-    Evidence.objects.bulk_create(
+    moved = Evidence.objects.bulk_create(
         Evidence(
             project=ctx.project,
             fact=fact,
             observation=e.observation,
+            kind=e.kind,
             byte_start=e.byte_start,
             byte_end=e.byte_end,
             quote_sha256=e.quote_sha256,
@@ -331,6 +335,7 @@ def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None
         )
         for e in sources
     )
+    copy_web_sources(sources, moved)
 
 
 def _statement_of(source: Evidence) -> str:

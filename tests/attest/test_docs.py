@@ -51,6 +51,11 @@ OUTSIDE_PAGES = {
         "<p>Some names are kept aside for teaching. These domains may be used as illustrative "
         "examples in documents without asking anyone first.</p></body></html>"
     ),
+    "https://en.wikipedia.org/wiki/Grace_Hopper": (
+        "<html><head><title>Grace Hopper</title></head><body><h1>Grace Hopper</h1>"
+        "<p>In 1944 Hopper was assigned to the Bureau of Ships Computation Project at Harvard "
+        "University, where she worked on the Mark I computer.</p></body></html>"
+    ),
     "https://www.iana.org/domains/reserved": (
         "<html><head><title>Reserved domains</title></head><body><h1>Reserved domains</h1>"
         "<p>Some names are special-use domain names, kept out of ordinary registration.</p>"
@@ -220,7 +225,9 @@ def _run_example(
         body["receipt"] = api.generic(method, receipt_path).json()["receipt"]
     if example.fill:
         key, _, dotted = example.fill.partition("=")
-        body[key] = _value_at(previous, dotted)
+        *inside, last = key.split(".")  # "evidence.0.receipt" fills a nested value
+        target = _value_at(body, ".".join(inside)) if inside else body
+        target[int(last) if isinstance(target, list) else last] = _value_at(previous, dotted)
     body = _outside_to_loopback(body, server)
     return client.generic(example.method, path, json.dumps(body), content_type="application/json")
 
@@ -280,6 +287,7 @@ WITH_EXAMPLES = [
     "ledger/subject-export",
     "ledger/retraction",
     "ledger/authored-records",
+    "ledger/web-evidence",
     "ledger/record-inventory",
 ]
 
@@ -300,7 +308,8 @@ def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, 
             where,
             getattr(response, "content", b"")[:500],
         )
-        assert_documented(example.response, previous, where, example.shape_only)
+        documented = _outside_to_loopback(example.response, service)
+        assert_documented(documented, previous, where, example.shape_only)
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
 
 
@@ -366,6 +375,40 @@ def test_the_offline_checker_examples_run_as_shown(client, tmp_path, monkeypatch
                 assert any(line.startswith(shown[:-1]) for line in lines), (shown, out)
             else:
                 assert shown in lines, (shown, out)
+
+
+def test_the_web_evidence_walkthrough_ends_in_an_offline_check_of_the_resolved_receipt(
+    api, client, settings, service, tmp_path, monkeypatch
+):
+    tree = _html(client, "/docs/ledger/web-evidence")
+    ledger, resolved = make_ledger(), None
+    for example in _examples(tree):
+        response = _run_example(api, settings, service, example, ledger=ledger, previous=resolved)
+        assert response.status_code == example.status
+        resolved = _answered_body(response)
+    [web] = [row for row in resolved["evidence"] if row["source"] == "web"]
+    monkeypatch.chdir(tmp_path)
+    [block] = tree.xpath("//*[@data-commands]")
+    code = out = None
+    for line in block.xpath(".//*[@data-run]")[0].text_content().strip().splitlines():
+        words = shlex.split(line)
+        if words[0] == "curl":
+            (tmp_path / words[-1]).write_bytes(client.get(urlsplit(words[-3]).path).content)
+        elif words[0] == "jq":
+            # jq -r '.evidence[1].receipt' resolved.json > receipt.jws, on the real answer
+            assert words[2] == ".evidence[1].receipt" and resolved["evidence"][1] == web
+            (tmp_path / words[-1]).write_text(web["receipt"] + "\n", encoding="utf-8")
+        else:
+            assert words[:3] == ["python", "-m", "receipts.check"], line
+            stdout = io.StringIO()
+            code, out = check_main(words[3:], stdout=stdout), stdout.getvalue()
+    assert code == int(block.xpath(".//*[@data-exit]")[0].text_content())
+    lines = out.splitlines()
+    for shown in block.xpath(".//*[@data-output]")[0].text_content().splitlines():
+        if shown.endswith(DOCUMENTED_ONLY):
+            assert any(line.startswith(shown[:-1]) for line in lines), (shown, out)
+        else:
+            assert shown in lines, (shown, out)
 
 
 # --- figures come from the code -------------------------------------------------------------

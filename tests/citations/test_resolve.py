@@ -43,6 +43,7 @@ def test_resolve_returns_the_seed_fields(ledger):
     [evidence] = body["evidence"]
     observation = Observation.objects.get(message_id="m1")
     assert evidence == {
+        "source": "message",
         "source_observation_id": str(observation.pk),
         "source_message_id": "m1",
         "source_ordinal": 0,
