@@ -261,10 +261,11 @@ def _load(total_facts: int) -> tuple[object, str, list[str], list[str], float]:
         cursor.execute("ANALYZE citations_subject")
     rows = _Rows(project.pk, generation.pk, subject_ids, now)
     rows.restore = restore
-    # Two connections, two tables each: one's rows are generated while the other's are
-    # written and indexed (the machine has two cores).
+    # Two connections (the machine has two cores): one's rows are generated while the
+    # other's are written and indexed. The versions' GiST exclusion constraint is the
+    # longest step, so that table has a connection to itself.
     with ThreadPoolExecutor(2) as pool:
-        halves = [["observation", "fact"], ["factversion", "evidence"]]
+        halves = [["observation", "fact", "evidence"], ["factversion"]]
         took = [step for half in pool.map(_copy_and_index, halves, [rows, rows]) for step in half]
     indexed = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cursor:

@@ -393,7 +393,11 @@ def recall_facts(
     # An unknown or erased subject has no versions: one query, no lookup of its own.
     versions = (
         FactVersion.objects.for_project(project)
-        .filter(subject__external_id=subject_id, subject__erased_at__isnull=True)
+        .filter(
+            subject__project=project,
+            subject__external_id=subject_id,
+            subject__erased_at__isnull=True,
+        )
         .filter(known_from__lte=known_at, valid_from__lte=valid_at)
         .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))

@@ -111,9 +111,11 @@ _APPEND = f"""
 WITH chain_lock AS (
     SELECT id FROM citations_project WHERE id = %(project)s FOR UPDATE
 ), last AS (
-    SELECT seq, hash FROM citations_auditevent WHERE project_id = %(project)s
-    UNION ALL SELECT 0, '{GENESIS_HASH}'
-    ORDER BY seq DESC LIMIT 1
+    SELECT coalesce(event.seq, 0) AS seq, coalesce(event.hash, '{GENESIS_HASH}') AS hash
+    FROM (SELECT 1) AS chain LEFT JOIN LATERAL (
+        SELECT seq, hash FROM citations_auditevent WHERE project_id = %(project)s
+        ORDER BY seq DESC LIMIT 1
+    ) AS event ON true
 )
 INSERT INTO citations_auditevent (project_id, seq, operation, actor, object_ids, source_count,
     request_id, outcome, created_at, prev_hash, hash)
