@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -24,7 +25,6 @@ from citations.models import (
     Observation,
     Project,
     Retraction,
-    Subject,
 )
 from citations.web_evidence import source_retracted, web_source_intact
 
@@ -379,6 +379,18 @@ def _bad_after() -> InvalidRequest:
     )
 
 
+def _in_pages(rows: QuerySet, size: int) -> Iterator:
+    """The rows ``size`` at a time, a query each: a page's worth is usually one query
+    (a server-side cursor would take three round trips: declare, fetch, close)."""
+    offset = 0
+    while True:
+        batch = list(rows[offset : offset + size])
+        yield from batch
+        if len(batch) < size:
+            return
+        offset += size
+
+
 def recall_facts(
     *,
     project: Project,
@@ -407,16 +419,15 @@ def recall_facts(
     as_of_known = known_at is not None
     known_at = known_at or now
     valid_at = valid_at or known_at
-    subject = (
-        Subject.objects.for_project(project)
-        .filter(external_id=subject_id, erased_at__isnull=True)
-        .first()
-    )
-    if subject is None:
-        return FactPage([])
+    # An unknown or erased subject has no versions: one query, no lookup of its own.
     versions = (
         FactVersion.objects.for_project(project)
-        .filter(subject=subject, known_from__lte=known_at, valid_from__lte=valid_at)
+        .filter(
+            subject__project=project,
+            subject__external_id=subject_id,
+            subject__erased_at__isnull=True,
+        )
+        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
         .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
         .filter(fact__erased_at__isnull=True)
@@ -438,7 +449,7 @@ def recall_facts(
             | Q(predicate=last_predicate, valid_from=last_from, fact_id__gt=last_id)
         )
     facts: list[FactView] = []
-    for version in versions.iterator(chunk_size=200):
+    for version in _in_pages(versions, limit + 1):
         # The database filter is inclusive on both ends; the interval rules are exact.
         if not (
             version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)

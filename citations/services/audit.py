@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from citations.models import AuditEvent, Project
@@ -16,9 +16,8 @@ from citations.models import AuditEvent, Project
 GENESIS_HASH = "0" * 64
 
 
-def audit_digest(
+def audit_body(
     *,
-    prev_hash: str,
     project_id: int,
     seq: int,
     operation: str,
@@ -29,7 +28,7 @@ def audit_digest(
     created_at: datetime,
     outcome: str | None,
 ) -> str:
-    """The hash of one event chained to the one before: the writer and the check share it."""
+    """The canonical JSON of one event, which its hash covers after the previous hash."""
     body: dict = {
         "project": project_id,
         "seq": seq,
@@ -42,8 +41,12 @@ def audit_digest(
     }
     if outcome is not None:  # events from before outcomes were kept hash without one
         body["outcome"] = outcome
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256((prev_hash + canonical).encode()).hexdigest()
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+
+def audit_digest(*, prev_hash: str, **fields) -> str:
+    """The hash of one event chained to the one before: the writer and the check share it."""
+    return hashlib.sha256((prev_hash + audit_body(**fields)).encode()).hexdigest()
 
 
 def event_digest(event: AuditEvent, *, prev_hash: str) -> str:
@@ -72,26 +75,124 @@ def audit_record(
     request_id: str = "",
     outcome: str = "ok",
 ) -> AuditEvent:
-    """Append one event to the project's hash chain (IDs and counts only, never content)."""
-    with transaction.atomic():
+    """Append one event to the project's hash chain (IDs and counts only, never content).
+
+    The event is committed when this returns: with the caller's transaction when there is
+    one, in a statement of its own otherwise.
+    """
+    event = AuditEvent(
+        project=project,
+        operation=operation,
+        actor=actor,
+        object_ids=[str(value) for value in object_ids],
+        source_count=source_count,
+        request_id=request_id,
+        outcome=outcome,
+    )
+    if connection.vendor == "postgresql":
+        return _append_postgresql(event)
+    with transaction.atomic(savepoint=False):
         # The project row is the chain's lock: concurrent writers take turns for ``seq``.
         Project.objects.select_for_update().filter(pk=project.pk).first()
         last = AuditEvent.objects.for_project(project).order_by("-seq").first()
-        event = AuditEvent(
-            project=project,
-            seq=last.seq + 1 if last else 1,
-            operation=operation,
-            actor=actor,
-            object_ids=[str(value) for value in object_ids],
-            source_count=source_count,
-            request_id=request_id,
-            outcome=outcome,
-            created_at=timezone.now(),
-            prev_hash=last.hash if last else GENESIS_HASH,
-        )
+        event.seq = last.seq + 1 if last else 1
+        event.prev_hash = last.hash if last else GENESIS_HASH
+        event.created_at = timezone.now()
         event.hash = event_digest(event, prev_hash=event.prev_hash)
         event.save()
         return event
+
+
+# The chain's next link in one statement: the project row is locked first (so a writer in
+# a longer transaction that holds it is waited for), then the last event is read and the
+# new one written with ``seq`` one more and the SHA-256 of audit_digest over the previous
+# hash. The body around ``seq`` comes from audit_digest itself (see _append_postgresql).
+_APPEND = f"""
+WITH chain_lock AS (
+    SELECT id FROM citations_project WHERE id = %(project)s FOR UPDATE
+), last AS (
+    SELECT coalesce(event.seq, 0) AS seq, coalesce(event.hash, '{GENESIS_HASH}') AS hash
+    FROM (SELECT 1) AS chain LEFT JOIN LATERAL (
+        SELECT seq, hash FROM citations_auditevent WHERE project_id = %(project)s
+        ORDER BY seq DESC LIMIT 1
+    ) AS event ON true
+)
+INSERT INTO citations_auditevent (project_id, seq, operation, actor, object_ids, source_count,
+    request_id, outcome, created_at, prev_hash, hash)
+SELECT chain_lock.id, last.seq + 1, %(operation)s, %(actor)s, %(object_ids)s::jsonb,
+    %(source_count)s, %(request_id)s, %(outcome)s, %(created_at)s, last.hash,
+    encode(sha256(convert_to(
+        last.hash || %(before_seq)s || (last.seq + 1)::text || %(after_seq)s, 'UTF8'
+    )), 'hex')
+FROM chain_lock, last
+RETURNING id, seq, prev_hash, hash
+"""
+_SEQ_MARK = 987654321987654321  # stands for seq in the body until the database knows it
+
+
+def _append_postgresql(event: AuditEvent) -> AuditEvent:
+    """Append ``event`` with one statement, and check its hash as audit_digest computes it.
+
+    Outside a transaction the statement is its own, durable when it returns. Its read of
+    the last event may predate a writer it waited for at the lock; then the unique
+    ``(project, seq)`` refuses the stale link (the chain never forks) and the append is
+    made again the way it is inside a transaction: the lock taken first, alone, so that
+    the read after it sees every event before.
+    """
+    if not connection.in_atomic_block:
+        try:
+            return _append_once(event)
+        except IntegrityError as error:
+            constraint = getattr(getattr(error.__cause__, "diag", None), "constraint_name", "")
+            if constraint != "auditevent_unique_seq":
+                raise
+    with transaction.atomic(savepoint=False):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM citations_project WHERE id = %s FOR UPDATE", [event.project_id]
+            )
+        return _append_once(event)
+
+
+def _append_once(event: AuditEvent) -> AuditEvent:
+    event.created_at = timezone.now()
+    body = audit_body(
+        project_id=event.project_id,
+        seq=_SEQ_MARK,
+        operation=event.operation,
+        actor=event.actor,
+        object_ids=event.object_ids,
+        source_count=event.source_count,
+        request_id=event.request_id,
+        created_at=event.created_at,
+        outcome=event.outcome,
+    )
+    before_seq, after_seq = body.split(f'"seq":{_SEQ_MARK}')
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _APPEND,
+            {
+                "project": event.project_id,
+                "operation": event.operation,
+                "actor": event.actor,
+                "object_ids": json.dumps(event.object_ids),
+                "source_count": event.source_count,
+                "request_id": event.request_id,
+                "outcome": event.outcome,
+                "created_at": event.created_at,
+                "before_seq": before_seq + '"seq":',
+                "after_seq": after_seq,
+            },
+        )
+        event.pk, event.seq, event.prev_hash, event.hash = cursor.fetchone()
+    # The database hashed ASCII text that audit_digest hashes too, so the two agree; were
+    # they ever to differ, the call fails (inside a transaction, the event rolls back with
+    # it) and the chain check names the event.
+    if event.hash != event_digest(event, prev_hash=event.prev_hash):
+        raise RuntimeError(f"audit event {event.seq}: the database's hash is not audit_digest's")
+    event._state.adding = False
+    event._state.db = connection.alias
+    return event
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
+from psycopg import IsolationLevel
 
 from citations.models import Project
 from citations.selectors import (
@@ -27,16 +28,25 @@ def read_snapshot() -> Iterator[None]:
 
     On PostgreSQL the default READ COMMITTED lets each statement see a newer
     state, so a fact and its evidence could come from two moments; REPEATABLE
-    READ makes a resolve page the consistent snapshot the seed promises. Inside
-    an enclosing transaction (tests, or a caller's own) that one decides. SQLite
+    READ makes a resolve page the consistent snapshot the seed promises. The level
+    travels in the transaction's own BEGIN (no statement of its own). Inside an
+    enclosing transaction (tests, or a caller's own) that one decides. SQLite
     transactions are serialised already.
     """
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost and connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        yield
+    if connection.in_atomic_block or connection.vendor != "postgresql":
+        with transaction.atomic():
+            yield
+        return
+    connection.ensure_connection()
+    driver = connection.connection
+    saved = driver.isolation_level, driver.read_only
+    driver.isolation_level, driver.read_only = IsolationLevel.REPEATABLE_READ, True
+    try:
+        with transaction.atomic():
+            yield
+    finally:
+        if not driver.closed:
+            driver.isolation_level, driver.read_only = saved
 
 
 def citation_resolve(
@@ -45,15 +55,14 @@ def citation_resolve(
     """Resolve a fact ID (see selectors.resolve_fact) and audit how many sources left."""
     with read_snapshot():
         resolved = resolve_fact(project=project, payload=payload)
-    with transaction.atomic():
-        audit_record(
-            project=project,
-            operation="citation.resolve",
-            actor=actor,
-            object_ids=[str(resolved.id)],
-            source_count=resolved.source_count,
-            request_id=request_id,
-        )
+    audit_record(
+        project=project,
+        operation="citation.resolve",
+        actor=actor,
+        object_ids=[str(resolved.id)],
+        source_count=resolved.source_count,
+        request_id=request_id,
+    )
     return resolved
 
 
@@ -71,7 +80,7 @@ def facts_recall(
     request_id: str = "",
 ) -> FactPage:
     """Recall facts (see selectors.recall_facts) and audit which IDs were returned."""
-    with transaction.atomic():
+    with read_snapshot():
         page = recall_facts(
             project=project,
             subject_id=subject_id,
@@ -82,14 +91,14 @@ def facts_recall(
             limit=limit,
             after=after,
         )
-        audit_record(
-            project=project,
-            operation="facts.recall",
-            actor=actor,
-            object_ids=[str(fact.id) for fact in page.facts],
-            source_count=len(page.facts),
-            request_id=request_id,
-        )
+    audit_record(
+        project=project,
+        operation="facts.recall",
+        actor=actor,
+        object_ids=[str(fact.id) for fact in page.facts],
+        source_count=len(page.facts),
+        request_id=request_id,
+    )
     return page
 
 
@@ -114,13 +123,12 @@ def facts_list(
             limit=limit,
             after=after,
         )
-    with transaction.atomic():
-        audit_record(
-            project=project,
-            operation="facts.list",
-            actor=actor,
-            object_ids=[str(fact.id) for fact in page.facts],
-            source_count=len(page.facts),
-            request_id=request_id,
-        )
+    audit_record(
+        project=project,
+        operation="facts.list",
+        actor=actor,
+        object_ids=[str(fact.id) for fact in page.facts],
+        source_count=len(page.facts),
+        request_id=request_id,
+    )
     return page
