@@ -245,8 +245,10 @@ class ResolveView(LedgerView):
         summary="Resolve a citation",
         description=(
             "A fact with its evidence: each quote is re-read from the stored message bytes "
-            "and checked on every request. Pages of `limit` sources (default 8, at most 32) "
-            "and at most 256 KiB of text; send `next` back unchanged as `after`."
+            "and checked on every request; web evidence (`source: web`) has its receipt's "
+            "signature and its quote's SHA-256 checked again instead. Pages of `limit` "
+            "sources (default 8, at most 32) and at most 256 KiB of text; send `next` back "
+            "unchanged as `after`."
         ),
         request=s.ResolveIn,
         responses={
@@ -258,7 +260,8 @@ class ResolveView(LedgerView):
                 "`citation_limit`: the source text is too large; use a subject export."
             ),
             500: error_response(
-                "`evidence_mismatch`: stored bytes do not match; no evidence returned."
+                "`evidence_mismatch`: stored bytes, or a web quote's receipt, do not match; "
+                "no evidence returned."
             ),
         },
         tags=["fact ledger"],
