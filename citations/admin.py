@@ -209,6 +209,7 @@ def quoted_words(evidence: models.Evidence) -> str:
 class EvidenceInline(ReadOnlyInline):
     model = models.Evidence
     fields = [
+        "kind",
         "observation",
         "words",
         "byte_start",
@@ -364,12 +365,34 @@ class FactAdmin(ReadOnlyAdmin):
         return versions_svg(versions, f"Timeline of fact {obj.pk}")
 
 
+class WebSourceInline(ReadOnlyInline):
+    """A web row's page and receipt (the quote shows as the row's quoted words)."""
+
+    model = models.WebSource
+    fields = [
+        "url",
+        "final_url",
+        "route",
+        "match",
+        "start",
+        "end",
+        "pdf_page",
+        "retrieved_at",
+        "doi",
+        "doi_status",
+        "receipt_index",
+    ]
+    readonly_fields = fields
+
+
 @admin.register(models.Evidence)
 class EvidenceAdmin(ReadOnlyAdmin):
-    list_display = ["id", "fact", "words", "byte_start", "byte_end", "extractor_version"]
+    list_display = ["id", "fact", "kind", "words", "byte_start", "byte_end", "extractor_version"]
+    list_filter = ["kind"]
     list_select_related = ["fact", "observation"]
     raw_id_fields = ["project", "fact", "observation"]
     readonly_fields = ["words"]
+    inlines = [WebSourceInline]
 
     @admin.display(description="quoted words")
     def words(self, obj: models.Evidence) -> str:

@@ -258,8 +258,10 @@ class ResolveView(LedgerView):
         summary="Resolve a citation",
         description=(
             "A fact with its evidence: each quote is re-read from the stored message bytes "
-            "and checked on every request. Pages of `limit` sources (default 8, at most 32) "
-            "and at most 256 KiB of text; send `next` back unchanged as `after`."
+            "and checked on every request; web evidence (`source: web`) has its receipt's "
+            "signature and its quote's SHA-256 checked again instead. Pages of `limit` "
+            "sources (default 8, at most 32) and at most 256 KiB of text; send `next` back "
+            "unchanged as `after`."
         ),
         request=s.ResolveIn,
         responses={
@@ -268,7 +270,8 @@ class ResolveView(LedgerView):
                 {
                     404: UNKNOWN_ID,
                     422: "`citation_limit`: the source text is too large; use a subject export.",
-                    500: "`evidence_mismatch`: stored bytes do not match; no evidence returned.",
+                    500: "`evidence_mismatch`: stored bytes, or a web quote's receipt, do not "
+                    "match; no evidence returned.",
                 },
                 bad_request="`invalid_citation`: the ID or the page parameters are malformed.",
             ),

@@ -233,15 +233,20 @@ def web_evidence_add(authored: Evidence, checked: Sequence[CheckedWebQuote]) -> 
         )
 
 
-def copy_web_sources(sources: Sequence[Evidence], moved: Sequence[Evidence]) -> None:
+def web_sources_copy(sources: Sequence[Evidence], moved: Sequence[Evidence]) -> None:
     """A moved web row keeps its page and receipt: copy them to the row that replaces it."""
+    pairs = [
+        (old, new) for old, new in zip(sources, moved, strict=True) if old.kind == EvidenceKind.WEB
+    ]
+    if not pairs:
+        return
+    webs = WebSource.objects.in_bulk([old.pk for old, _ in pairs])
     copies = []
-    for old, new in zip(sources, moved, strict=True):
-        if old.kind == EvidenceKind.WEB:
-            web = WebSource.objects.get(evidence_id=old.pk)
-            web.pk = None
-            web.evidence = new
-            copies.append(web)
+    for old, new in pairs:
+        web = webs[old.pk]
+        web.pk = None
+        web.evidence = new
+        copies.append(web)
     WebSource.objects.bulk_create(copies)
 
 

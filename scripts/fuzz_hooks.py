@@ -45,6 +45,10 @@ BY_MESSAGE = [
     # A page cursor is signed: only one the service made is accepted.
     ("invalid_citation", "after must be the next value"),
     ("invalid_request", "after must be the next value"),
+    # An authored record names its author or is backed by web evidence (one of the two).
+    ("invalid_request", "Say who states the record, or back it with"),
+    # A statement is the value unless a value is given: then the value's limit is its.
+    ("invalid_request", "characters once case-folded"),
     # One field's value bounded by another's (an interval's end after its start).
     ("invalid_request", "come after valid_from"),
     # Which of subject, message_id and scope a rebuild needs depends on the others.
@@ -64,9 +68,17 @@ def _error(response) -> dict:
     return error if isinstance(error, dict) else {}
 
 
+# Web evidence on an authored record is refused unless its receipt is one this service
+# signed and vouches for the quote: a signature and a hash, which no schema can state.
+WEB_EVIDENCE_REASONS = {"receipt_invalid", "quote_mismatch", "no_match", "page_not_real"}
+
+
 def documented_refusal(response) -> bool:
     error = _error(response)
     code, message = error.get("code"), str(error.get("message", ""))
+    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    if code == "invalid_request" and details.get("reason") in WEB_EVIDENCE_REASONS:
+        return True
     return code in BY_CODE or any(code == c and words in message for c, words in BY_MESSAGE)
 
 

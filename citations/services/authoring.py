@@ -26,6 +26,9 @@ from citations.web_evidence import (
     web_evidence_check,
 )
 
+# The column that compares values (Fact.value_key) holds this many characters.
+VALUE_KEY_CHARS = Fact._meta.get_field("value_key").max_length
+
 
 @dataclass(frozen=True)
 class AuthoredStatement:
@@ -73,11 +76,19 @@ def write_authored(
         content_sha256=hashlib.sha256(content).hexdigest(),
     )
     value = statement.value or statement.statement
+    key = value_key(value)
+    if len(key) > VALUE_KEY_CHARS:
+        # A long statement with no value of its own, or a value that grows when case-folded.
+        raise InvalidRequest(
+            f"value: at most {VALUE_KEY_CHARS} characters once case-folded; give a shorter "
+            "`value` (by default the statement is the value).",
+            field="value",
+        )
     extraction = Extraction(
         predicate=statement.predicate,
         cardinality=PREDICATES[statement.predicate][0],
         value=value,
-        value_key=value_key(value),
+        value_key=key,
         statement=statement.statement,
         quote=statement.statement,
         byte_start=0,

@@ -25,7 +25,7 @@ from citations.services.timeline import (
     first_version,
     revise,
 )
-from citations.web_evidence import copy_web_sources
+from citations.web_evidence import web_sources_copy
 
 
 @dataclass(frozen=True)
@@ -335,7 +335,7 @@ def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None
         )
         for e in sources
     )
-    copy_web_sources(sources, moved)
+    web_sources_copy(sources, moved)
 
 
 def _statement_of(source: Evidence) -> str:

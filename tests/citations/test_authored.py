@@ -79,3 +79,27 @@ def test_a_malformed_record_is_refused_with_its_field(ledger, changes, field):
     assert response.status_code == 400
     assert response.json()["error"]["details"]["field"] == field
     assert not Observation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"statement": "0" * 2000, "value": None},  # the statement is the value by default
+        {"value": "\u00df" * 150},  # 150 characters, 300 once case-folded
+    ],
+)
+def test_a_value_longer_than_its_column_is_refused_not_a_server_error(ledger, changes):
+    body = {k: v for k, v in changes.items() if v is not None}
+    payload = {
+        "subject": "u",
+        "predicate": "name",
+        "statement": "Named so.",
+        "value": "Ann",
+        "authored_by": "support:ana",
+        **body,
+    }
+    if changes.get("value", "") is None:
+        del payload["value"]
+    response = ledger.client.post("/v1/facts", payload, format="json")
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["details"]["field"] == "value"

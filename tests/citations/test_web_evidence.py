@@ -11,7 +11,9 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import lxml.html
 import pytest
+from django.urls import reverse
 
 from citations.models import AuditEvent, Evidence, Fact, WebSource
 from receipts import selectors, services
@@ -376,3 +378,33 @@ def test_a_web_row_moved_by_a_merge_keeps_its_quote_and_receipt(api, ledger, art
     [web] = web_rows(merged)
     assert (web["quote"], web["receipt"]) == (QUOTE, answer["receipt"])
     assert WebSource.objects.count() == 2  # the closed row keeps its own copy
+
+
+def test_staff_see_a_web_row_with_its_quote_and_page(
+    api, ledger, article, client, django_user_model
+):
+    answer = verify(api, article)
+    record(ledger, {"receipt": answer["receipt"], "quote": QUOTE})
+    staff = django_user_model.objects.create_superuser("staff", "staff@example.org", "pw")
+    client.force_login(staff)
+    web = Evidence.objects.get(kind="web")
+    page_html = client.get(reverse("admin:citations_evidence_change", args=[web.pk]))
+    assert page_html.status_code == 200
+    text = lxml.html.fromstring(page_html.content.decode()).text_content()
+    assert QUOTE in text and article in text
+    listed = client.get(reverse("admin:citations_evidence_changelist") + "?kind__exact=web")
+    assert QUOTE in listed.content.decode()
+
+
+def test_erasing_the_record_s_message_takes_its_web_evidence(api, ledger, article):
+    answer = verify(api, article)
+    body = record(ledger, {"receipt": answer["receipt"], "quote": QUOTE}).json()
+    message_id = body["evidence"][0]["source_message_id"]
+    assert message_id.startswith("authored:")
+    erased = ledger.client.post(
+        "/v1/erasures", {"subject": "committee", "message_id": message_id}, format="json"
+    )
+    assert erased.json() == {"erased": {"observations": 1, "facts": 1}}
+    assert not WebSource.objects.exists()
+    assert columns_holding(QUOTE) == []
+    assert ledger.resolve(body["id"]).status_code == 404
