@@ -104,12 +104,8 @@ def observations_ingest(
     """
     result = IngestResult()
     with transaction.atomic():
-        subject, _ = Subject.objects.for_project(project).get_or_create(
-            project=project, external_id=subject_id, defaults={}
-        )
         # One writer per subject at a time: supersession reads then writes its timeline.
-        Subject.objects.select_for_update().filter(pk=subject.pk).first()
-        subject.refresh_from_db(fields=["erased_at"])
+        subject = _locked_subject(project, subject_id)
         if subject.erased_at is not None:
             # An erased subject's tombstone: nothing new is written under its ID.
             raise NotFound("No subject with this ID exists in this project.")
@@ -143,6 +139,18 @@ def observations_ingest(
             request_id=request_id,
         )
     return result
+
+
+def _locked_subject(project: Project, subject_id: str) -> Subject:
+    """The subject of that ID, created if new, locked until the transaction ends."""
+    subjects = Subject.objects.for_project(project).select_for_update()
+    subject = subjects.filter(external_id=subject_id).first()
+    if subject is None:
+        created, _ = Subject.objects.for_project(project).get_or_create(
+            project=project, external_id=subject_id, defaults={}
+        )
+        subject = subjects.get(pk=created.pk)
+    return subject
 
 
 def ingest_generation(project: Project) -> Generation:

@@ -310,6 +310,8 @@ class SubjectBatch:
                 known_until__isnull=True,
             )
             .select_related("observation")
+            # The text is read only to split a fact (rare): not for every source.
+            .defer("observation__content")
             .order_by("pk")
         )
         for row in rows:
