@@ -149,7 +149,7 @@ def _restate_from_remaining_source(fact: Fact) -> None:
     statement = content[first.byte_start : first.byte_end].decode("utf-8")
     value = fact.value
     text = content.decode("utf-8")
-    for reading in extract(text, occurred_at=first.observation.occurred_at):
+    for reading in extract(text, occurred_at=first.observation.sent_at):
         if (reading.byte_start, reading.byte_end) == (first.byte_start, first.byte_end):
             statement, value = reading.statement, reading.value
             break

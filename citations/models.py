@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta, timezone
 
 from django.db import models
 from django.db.models import Q
@@ -81,6 +82,10 @@ class Observation(models.Model):
     message_id = models.CharField(max_length=200)
     role = models.CharField(max_length=16, choices=Role.choices)
     occurred_at = models.DateTimeField()
+    # The sender's UTC offset of ``occurred_at``, in seconds: the database keeps only the
+    # instant, and relative dates ("yesterday") are read on the sender's calendar.
+    # Null for messages stored before it was kept (read in UTC).
+    occurred_offset = models.IntegerField(null=True, blank=True)
     received_at = models.DateTimeField()
     content = models.BinaryField()
     content_sha256 = models.CharField(max_length=64)
@@ -99,6 +104,13 @@ class Observation(models.Model):
 
     def __str__(self) -> str:
         return self.message_id
+
+    @property
+    def sent_at(self) -> datetime:
+        """``occurred_at`` at the offset the sender gave: what the extractor reads it at."""
+        if self.occurred_offset is None:
+            return self.occurred_at
+        return self.occurred_at.astimezone(timezone(timedelta(seconds=self.occurred_offset)))
 
 
 class Generation(models.Model):

@@ -32,7 +32,7 @@ from citations.models import (
     Subject,
 )
 from citations.services.audit import audit_record
-from citations.services.ingest import LedgerWrite, apply_extraction
+from citations.services.placement import LedgerWrite, SubjectBatch
 from citations.services.tenancy import subject_get_live
 from citations.services.timeline import known_now
 
@@ -103,19 +103,26 @@ def _replay(
     keep: Callable[[Observation, Extraction], bool],
     now: datetime,
 ) -> None:
-    """Run ingestion's rules again over messages in timeline order, in ``generation``."""
+    """Run ingestion's rules again over messages in timeline order, in ``generation``.
+
+    The messages are read on the sender's calendar (``sent_at``), as the first ingest
+    read them, and their statements are placed and written together.
+    """
     withdrawn = _withdrawn_spans(project, subject)
+    statements = []
     for observation in observations:
         if observation.role != Role.USER:
             continue
         text = bytes(observation.content).decode("utf-8")
-        for extraction in extract(text, occurred_at=observation.occurred_at):
+        for extraction in extract(text, occurred_at=observation.sent_at):
             span = (observation.pk, extraction.byte_start, extraction.byte_end)
-            if span in withdrawn or not keep(observation, extraction):
-                continue
-            apply_extraction(
-                LedgerWrite(project, subject, generation, now), observation, extraction
-            )
+            if span not in withdrawn and keep(observation, extraction):
+                statements.append((observation, extraction))
+    batch = SubjectBatch(LedgerWrite(project, subject, generation, now))
+    batch.load(statements)
+    for observation, extraction in statements:
+        batch.apply(observation, extraction)
+    batch.flush()
 
 
 def _timeline_order(observations):
@@ -184,7 +191,7 @@ def rebuild_source(
     readings = []
     if observation.role == Role.USER:
         text = bytes(observation.content).decode("utf-8")
-        readings = extract(text, occurred_at=observation.occurred_at)
+        readings = extract(text, occurred_at=observation.sent_at)
     scope = _source_scope(project, subject, observation, readings)
     spans = set(
         Evidence.objects.for_project(project)

@@ -10,12 +10,9 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 
 from attest.errors import AttestError, NotFound
-from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, extract
-from citations.extract.intervals import Interval
+from citations.extract.extractor import EXTRACTOR_VERSION, extract
 from citations.models import (
-    Evidence,
     Fact,
-    FactVersion,
     Generation,
     Observation,
     Project,
@@ -25,15 +22,12 @@ from citations.models import (
 from citations.services.audit import audit_record
 from citations.services.placement import (
     AUTHORED,
-    Change,
     LedgerWrite,
+    SubjectBatch,
     apply_extraction,
-    evidence_row,
-    fact_from,
     move_evidence,
-    restate,
 )
-from citations.services.timeline import known_now, unsaved_first_version
+from citations.services.timeline import known_now
 
 # Names that lived here before placement.py was split off stay importable from here.
 __all__ = [
@@ -103,33 +97,38 @@ def observations_ingest(
     request_id: str = "",
 ) -> IngestResult:
     """Store messages (idempotent on message ID), extract facts, supersede by structure."""
+    """Store messages (idempotent on message ID), extract facts, supersede by structure.
+
+    The request's statements are placed together (``SubjectBatch``): a request of a
+    hundred messages costs the queries of one, all in the request's transaction.
+    """
     result = IngestResult()
-    changes: list[Change] = []
     with transaction.atomic():
-        subject, _ = Subject.objects.for_project(project).get_or_create(
-            project=project, external_id=subject_id, defaults={}
-        )
         # One writer per subject at a time: supersession reads then writes its timeline.
-        Subject.objects.select_for_update().filter(pk=subject.pk).first()
-        subject.refresh_from_db(fields=["erased_at"])
+        subject = _locked_subject(project, subject_id)
         if subject.erased_at is not None:
             # An erased subject's tombstone: nothing new is written under its ID.
             raise NotFound("No subject with this ID exists in this project.")
         ctx = LedgerWrite(project, subject, ingest_generation(project), known_now(project, subject))
-        for index, message in enumerate(messages):
-            observation, created = _store_observation(ctx, message, index)
-            result.observations.append(StoredObservation(observation, subject_id, created))
-            if not created or observation.role != Role.USER:
-                continue
-            extractions = extract(message.text, occurred_at=message.occurred_at)
-            changes.extend(_apply_message(ctx, observation, extractions))
-        statuses = {
-            version.fact_id: version.status
-            for version in FactVersion.objects.for_project(project).filter(
-                fact__in=[fact for fact, _ in changes], known_until__isnull=True
-            )
-        }
-        result.facts = [IngestedFact(fact, change, statuses[fact.pk]) for fact, change in changes]
+        stored = _store_observations(ctx, messages)
+        result.observations = [
+            StoredObservation(observation, subject_id, created) for observation, created in stored
+        ]
+        statements = [
+            (observation, extraction)
+            for (observation, created), message in zip(stored, messages, strict=True)
+            if created and observation.role == Role.USER
+            for extraction in extract(message.text, occurred_at=message.occurred_at)
+        ]
+        batch = SubjectBatch(ctx)
+        batch.load(statements)
+        changes = [
+            change
+            for observation, extraction in statements
+            for change in batch.apply(observation, extraction)
+        ]
+        batch.flush()
+        result.facts = [IngestedFact(fact, change, batch.status(fact)) for fact, change in changes]
         audit_record(
             project=project,
             operation="observations.ingest",
@@ -140,6 +139,18 @@ def observations_ingest(
             request_id=request_id,
         )
     return result
+
+
+def _locked_subject(project: Project, subject_id: str) -> Subject:
+    """The subject of that ID, created if new, locked until the transaction ends."""
+    subjects = Subject.objects.for_project(project).select_for_update()
+    subject = subjects.filter(external_id=subject_id).first()
+    if subject is None:
+        created, _ = Subject.objects.for_project(project).get_or_create(
+            project=project, external_id=subject_id, defaults={}
+        )
+        subject = subjects.get(pk=created.pk)
+    return subject
 
 
 def ingest_generation(project: Project) -> Generation:
@@ -154,6 +165,39 @@ def ingest_generation(project: Project) -> Generation:
 # --- storing messages --------------------------------------------------------
 
 
+def _store_observations(
+    ctx: LedgerWrite, messages: Sequence[MessageIn]
+) -> list[tuple[Observation, bool]]:
+    """Each message and whether it was stored now: one lookup and one insert for all."""
+    known = {
+        observation.message_id: observation
+        for observation in Observation.objects.for_project(ctx.project).filter(
+            message_id__in={message.message_id for message in messages}
+        )
+    }
+    stored, new = [], []
+    for index, message in enumerate(messages):
+        content = message.text.encode("utf-8")
+        digest = hashlib.sha256(content).hexdigest()
+        existing = known.get(message.message_id)
+        if existing is not None:
+            _check_replay(existing, ctx.subject, message, digest)
+            stored.append((existing, False))
+            continue
+        observation = _new_observation(ctx, message, index, content, digest)
+        known[message.message_id] = observation
+        new.append(observation)
+        stored.append((observation, True))
+    try:
+        with transaction.atomic():
+            Observation.objects.bulk_create(new, batch_size=500)
+    except IntegrityError:
+        # Another request stored one of these IDs first (under another subject, since
+        # the subject lock serialises the same one): one by one, the replay rule applies.
+        return [_store_observation(ctx, message, index) for index, message in enumerate(messages)]
+    return stored
+
+
 def _store_observation(
     ctx: LedgerWrite, message: MessageIn, index: int
 ) -> tuple[Observation, bool]:
@@ -166,7 +210,9 @@ def _store_observation(
         return existing, False
     try:
         with transaction.atomic():
-            return _create_observation(ctx, message, index, content, digest), True
+            observation = _new_observation(ctx, message, index, content, digest)
+            observation.save(force_insert=True)
+            return observation, True
     except IntegrityError:
         # Another request stored this message ID first (under another subject, since
         # the subject lock serialises the same one): the same rule as a replay applies.
@@ -193,99 +239,19 @@ def _check_replay(existing: Observation, subject: Subject, message: MessageIn, d
         raise MessageConflict(details={"message_id": message.message_id})
 
 
-def _create_observation(
+def _new_observation(
     ctx: LedgerWrite, message: MessageIn, index: int, content: bytes, digest: str
 ) -> Observation:
-    return Observation.objects.create(
+    return Observation(
         project=ctx.project,
         subject=ctx.subject,
         message_id=message.message_id,
         role=message.role,
         occurred_at=message.occurred_at,
+        occurred_offset=int(message.occurred_at.utcoffset().total_seconds()),
         received_at=ctx.now,
         content=content,
         content_sha256=digest,
         session=message.session,
         ordinal=index if message.ordinal is None else message.ordinal,
     )
-
-
-def _apply_message(
-    ctx: LedgerWrite, observation: Observation, extractions: list[Extraction]
-) -> list[Change]:
-    """Every statement of one message, the values among many stored in a few queries.
-
-    A message may list thousands of likes; one query finds which are already believed
-    and the new ones are written together. Values among many never close or split one
-    another, nor a functional fact, so writing them after the message's functional
-    statements changes nothing but the number of queries.
-    """
-    many = [e for e in extractions if e.cardinality != "one"]
-    believed = _open_many_valued(ctx, many)
-    pending = _PendingFacts(ctx, observation)
-    changes: list[Change] = []
-    for extraction in extractions:
-        if extraction.cardinality == "one":
-            changes.extend(apply_extraction(ctx, observation, extraction))
-            continue
-        key = (extraction.predicate, extraction.value_key)
-        if key in believed:
-            changes.extend(restate(ctx, believed[key], observation, extraction))
-        elif key in pending.facts:
-            changes.append((pending.add_evidence(key, extraction), "evidence_added"))
-        else:
-            changes.append((pending.add_fact(key, extraction), "created"))
-    pending.save()
-    return changes
-
-
-def _open_many_valued(ctx: LedgerWrite, many: list[Extraction]) -> dict[tuple, Fact]:
-    """The believed, open facts of these values, by (predicate, value key)."""
-    if not many:
-        return {}
-    versions = (
-        FactVersion.objects.for_project(ctx.project)
-        .filter(
-            subject=ctx.subject,
-            known_until__isnull=True,
-            valid_until__isnull=True,
-            predicate__in={e.predicate for e in many},
-            fact__value_key__in={e.value_key for e in many},
-        )
-        .select_related("fact")
-    )
-    return {(v.predicate, v.fact.value_key): v.fact for v in versions}
-
-
-class _PendingFacts:
-    """New facts of values among many, with first versions and evidence, saved at once."""
-
-    def __init__(self, ctx: LedgerWrite, observation: Observation) -> None:
-        self.ctx, self.observation = ctx, observation
-        self.facts: dict[tuple, Fact] = {}
-        self.versions: list[FactVersion] = []
-        self.evidence: list[Evidence] = []
-
-    def add_fact(self, key: tuple, extraction: Extraction) -> Fact:
-        fact = fact_from(self.ctx, self.observation, extraction)
-        self.facts[key] = fact
-        self.versions.append(
-            unsaved_first_version(
-                fact=fact,
-                now=self.ctx.now,
-                valid=Interval(extraction.valid_from),
-                precision=extraction.valid_precision,
-            )
-        )
-        self.add_evidence(key, extraction)
-        return fact
-
-    def add_evidence(self, key: tuple, extraction: Extraction) -> Fact:
-        fact = self.facts[key]
-        self.evidence.append(evidence_row(self.ctx, fact, self.observation, extraction))
-        return fact
-
-    def save(self) -> None:
-        Fact.objects.bulk_create(self.facts.values(), batch_size=500)
-        FactVersion.objects.bulk_create(self.versions, batch_size=500)
-        Evidence.objects.bulk_create(self.evidence, batch_size=500)

@@ -1,10 +1,31 @@
-"""Where one statement goes on a subject's timeline: the cases of supersession and evidence."""
+"""Where statements go on a subject's timeline: the cases of supersession and evidence.
+
+``SubjectBatch`` reads the believed versions a set of statements can touch (and their
+sources) once, places every statement in memory by the rules below (a restatement,
+a late message that moves a start earlier, a new value that closes the one holding
+at its start and is closed by any successor, a restatement said after a new value
+that splits off as a fact of its own), then writes the outcome together: new facts,
+one version per fact whose belief changed and the evidence rows, each kind in one
+bulk insert, after the updates that close what stops being believed. A message, a
+request of a hundred, or a subject's whole history in a rebuild costs the same few
+queries.
+
+Every change of one write shares its known time (``LedgerWrite.now``), so a belief
+held only between two statements of one batch has an empty known interval; it is
+not written, and what the ledger shows at any known time is what it would show had
+each statement been written on its own. Known time stays append-only: a stored
+version whose belief changes is closed at ``now`` and followed by the next ``seq``;
+moved evidence closes its row and gets a new one.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+from django.db.models import Q
 
 from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, extract
 from citations.extract.intervals import Interval
@@ -18,13 +39,7 @@ from citations.models import (
     Project,
     Subject,
 )
-from citations.services.timeline import (
-    believed_versions,
-    close_validity,
-    current_status,
-    first_version,
-    revise,
-)
+from citations.services.timeline import current_status
 from citations.web_evidence import web_sources_copy
 
 
@@ -52,49 +67,6 @@ Change = tuple[Fact, str]
 AUTHORED = "authored"
 
 
-# --- evidence ----------------------------------------------------------------
-
-
-def _add_evidence(
-    ctx: LedgerWrite,
-    fact: Fact,
-    observation: Observation,
-    extraction: Extraction,
-    *,
-    new: bool = False,
-) -> None:
-    """Record that ``observation`` supports ``fact`` (once; ``new`` when it cannot yet)."""
-    span = {
-        "fact": fact,
-        "observation": observation,
-        "byte_start": extraction.byte_start,
-        "byte_end": extraction.byte_end,
-    }
-    if not new and Evidence.objects.filter(**span, known_until__isnull=True).exists():
-        return
-    evidence_row(ctx, fact, observation, extraction).save()
-
-
-def evidence_row(
-    ctx: LedgerWrite, fact: Fact, observation: Observation, extraction: Extraction
-) -> Evidence:
-    quote = bytes(observation.content)[extraction.byte_start : extraction.byte_end]
-    return Evidence(
-        fact=fact,
-        observation=observation,
-        byte_start=extraction.byte_start,
-        byte_end=extraction.byte_end,
-        project=ctx.project,
-        quote_sha256=hashlib.sha256(quote).hexdigest(),
-        extractor_version=ctx.extractor_version,
-        authored_by=ctx.authored_by,
-        kind=EvidenceKind.AUTHORED if ctx.authored_by else EvidenceKind.MESSAGE,
-        asserted_from=extraction.valid_from,
-        asserted_precision=extraction.valid_precision,
-        created_at=ctx.now,
-    )
-
-
 # Where a statement falls in a subject's timeline: when it says the fact began, then when
 # it was said, then the message ID, the ordinal and the place in the message. Messages sent
 # at the same instant are ordered by the key, never by arrival, so every arrival order
@@ -104,7 +76,7 @@ OrderKey = tuple[datetime, datetime, str, int, int]
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
-def _statement_key(observation: Observation, start: datetime | None, byte_start: int) -> OrderKey:
+def statement_key(observation: Observation, start: datetime | None, byte_start: int) -> OrderKey:
     return (
         start or _EARLIEST,
         observation.occurred_at,
@@ -114,204 +86,19 @@ def _statement_key(observation: Observation, start: datetime | None, byte_start:
     )
 
 
-def _source_key(evidence: Evidence) -> OrderKey:
-    return _statement_key(evidence.observation, evidence.asserted_from, evidence.byte_start)
-
-
-def _sources_in_time_order(facts: list[Fact]) -> dict[object, list[Evidence]]:
-    """The believed sources of each fact, in timeline order."""
-    sources: dict[object, list[Evidence]] = {fact.pk: [] for fact in facts}
-    rows = (
-        Evidence.objects.filter(fact__in=[fact.pk for fact in facts], known_until__isnull=True)
-        .select_related("observation")
-        .order_by("pk")
-    )
-    for evidence in rows:
-        sources[evidence.fact_id].append(evidence)
-    for rows_of_fact in sources.values():
-        rows_of_fact.sort(key=_source_key)
-    return sources
-
-
-def _first_source(fact: Fact) -> Observation:
-    """The message that first stated the fact: it is what supersedes a predecessor."""
-    return _sources_in_time_order([fact])[fact.pk][0].observation
-
-
-# --- the cases of one extracted statement ------------------------------------
-
-
-@dataclass
-class _Placement:
-    """Where a functional statement's start falls among the believed versions."""
-
-    containing: FactVersion | None  # believed to hold at the start
-    successor: FactVersion | None  # the first one starting after it
-    restated_later: list[Evidence]  # sources of ``containing`` that restate it after the start
-
-
-def apply_extraction(
-    ctx: LedgerWrite, observation: Observation, extraction: Extraction
-) -> list[Change]:
-    if extraction.cardinality != "one":
-        return _apply_many_valued(ctx, observation, extraction)
-    placement = _place(ctx, observation, extraction)
-    containing, successor = placement.containing, placement.successor
-    if containing is not None and containing.fact.value_key == extraction.value_key:
-        return restate(ctx, containing.fact, observation, extraction)
-    if (
-        not placement.restated_later
-        and successor is not None
-        and successor.fact.value_key == extraction.value_key
-    ):
-        return _move_start_earlier(ctx, placement, observation, extraction)
-    return _supersede(ctx, placement, observation, extraction)
-
-
-def _apply_many_valued(
-    ctx: LedgerWrite, observation: Observation, extraction: Extraction
-) -> list[Change]:
-    """A value among many (likes): more evidence for the open fact with it, or a new fact."""
-    # Only the open fact with this value matters: asking the database for it keeps a
-    # message listing thousands of likes from reading every earlier one per item.
-    version = (
-        believed_versions(ctx.project, ctx.subject, extraction.predicate)
-        .filter(fact__value_key=extraction.value_key, valid_until__isnull=True)
-        .first()
-    )
-    if version is not None:
-        return restate(ctx, version.fact, observation, extraction)
-    return [(_new_fact(ctx, observation, extraction), "created")]
-
-
-def _place(ctx: LedgerWrite, observation: Observation, extraction: Extraction) -> _Placement:
-    """Put the statement among the believed versions, in timeline order (see ``OrderKey``)."""
-    start = extraction.valid_from
-    new_key = _statement_key(observation, start, extraction.byte_start)
-    versions = list(believed_versions(ctx.project, ctx.subject, extraction.predicate))
-    sources = _sources_in_time_order([version.fact for version in versions])
-    keys = {
-        version.fact_id: (version.valid_from, *_source_key(sources[version.fact_id][0])[1:])
-        for version in versions
-    }
-    keyed = sorted(((keys[v.fact_id], v) for v in versions), key=lambda pair: pair[0])
-    before = [version for key, version in keyed if key < new_key]
-    after = [version for key, version in keyed if key > new_key]
-    containing = before[-1] if before else None
-    if containing is not None and (
-        containing.valid_until is not None and containing.valid_until < start
-    ):
-        containing = None
-    restated_later = []
-    if containing is not None:
-        # Sources of the holding value said after this statement (they arrived first).
-        restated_later = [
-            evidence
-            for evidence in sources[containing.fact_id]
-            if evidence.asserted_from is not None and _source_key(evidence) > new_key
-        ]
-    return _Placement(containing, after[0] if after else None, restated_later)
-
-
-def restate(
-    ctx: LedgerWrite, fact: Fact, observation: Observation, extraction: Extraction
-) -> list[Change]:
-    """The same claim again, within its validity: more evidence, not a second fact."""
-    _add_evidence(ctx, fact, observation, extraction)
-    return [(fact, "evidence_added")]
-
-
-def _move_start_earlier(
-    ctx: LedgerWrite, placement: _Placement, observation: Observation, extraction: Extraction
-) -> list[Change]:
-    """The next fact already has this value: it began earlier than known (a late message).
-
-    It now starts here, closing whatever held before.
-    """
-    successor, containing = placement.successor, placement.containing
-    start = extraction.valid_from
-    changes: list[Change] = []
-    if containing is not None:
-        close_validity(
-            version=containing, at=start, by_fact=successor.fact, source=observation, now=ctx.now
-        )
-        changes.append((containing.fact, "validity_closed"))
-    revise(successor, now=ctx.now, valid_from=start, valid_precision=extraction.valid_precision)
-    _add_evidence(ctx, successor.fact, observation, extraction)
-    return [(successor.fact, "evidence_added"), *changes]
-
-
-def _supersede(
-    ctx: LedgerWrite, placement: _Placement, observation: Observation, extraction: Extraction
-) -> list[Change]:
-    """A new value: it closes the one holding at its start and is closed by any successor."""
-    containing, successor = placement.containing, placement.successor
-    fact = fact_from(ctx, observation, extraction)
-    fact.save()
-    changes: list[Change] = [(fact, "created")]
-    if containing is not None:
-        # The new fact starts inside the current one: that one stops being true here.
-        close_validity(
-            version=containing,
-            at=extraction.valid_from,
-            by_fact=fact,
-            source=observation,
-            now=ctx.now,
-        )
-        changes.append((containing.fact, "validity_closed"))
-        if placement.restated_later:
-            # The old value was stated again after the new one began (those messages
-            # arrived first): it holds again from then, as a fact of its own.
-            successor = _split_off(ctx, containing, placement.restated_later)
-            changes.append((successor.fact, "created"))
-    closed_by = None
-    if successor is not None:
-        # Arrived out of order: a later-starting fact already exists and ends this one.
-        closed_by = (successor.fact, successor.valid_from, _first_source(successor.fact))
-    _new_fact(ctx, observation, extraction, closed_by=closed_by, fact=fact)
-    return changes
-
-
-def _split_off(ctx: LedgerWrite, version: FactVersion, sources: list[Evidence]) -> FactVersion:
-    """Give ``sources`` (restating ``version``'s value from a later start) a fact of their own.
-
-    Called while ``version`` is closed at an earlier point by a new value: the value
-    held again from the first of these sources until where ``version`` used to end.
-    """
-    first = sources[0]
-    fact = Fact.objects.create(
-        project=version.project,
-        subject=version.subject,
-        predicate=version.predicate,
-        functional=True,
-        value=version.fact.value,
-        value_key=version.fact.value_key,
-        statement=_statement_of(first),
-        source_role=first.observation.role,
+def fact_from(ctx: LedgerWrite, observation: Observation, extraction: Extraction) -> Fact:
+    return Fact(
+        project=ctx.project,
+        subject=ctx.subject,
+        predicate=extraction.predicate,
+        functional=extraction.cardinality == "one",
+        value=extraction.value,
+        value_key=extraction.value_key,
+        statement=extraction.statement,
+        source_role=observation.role,
         generation=ctx.generation,
         created_at=ctx.now,
     )
-    rest = FactVersion(
-        fact=fact,
-        seq=1,
-        project=version.project,
-        subject=version.subject,
-        predicate=version.predicate,
-        functional=True,
-        valid_from=first.asserted_from,
-        valid_until=version.valid_until,
-        valid_until_inclusive=version.valid_until_inclusive,
-        valid_precision=first.asserted_precision or "instant",
-        superseded_by=version.superseded_by,
-        supersession_source_observation=version.supersession_source_observation,
-        known_from=ctx.now,
-    )
-    rest.status = current_status(rest)
-    rest.save()
-    # The sources now support the new fact; the closed one keeps the sources before the
-    # cut. Membership is append-only in known time: the old rows are closed, not moved.
-    move_evidence(ctx, sources, fact)
-    return rest
 
 
 def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None:
@@ -338,59 +125,488 @@ def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None
     web_sources_copy(sources, moved)
 
 
-def _statement_of(source: Evidence) -> str:
-    """The statement the extractor reads at ``source``'s bytes of its message.
+@dataclass
+class _Source:
+    """One evidence row: stored (``row``) or written at flush."""
 
-    The extractor is deterministic, so reading the message again gives the statement it
-    gave when the source was stored, with the message's own closing punctuation.
+    observation: Observation
+    byte_start: int
+    byte_end: int
+    asserted_from: datetime | None
+    asserted_precision: str
+    quote_sha256: str
+    extractor_version: str
+    authored_by: str
+    kind: str
+    row: Evidence | None = None
+    # The stored row this source was moved from (a web row's page and receipt go along).
+    moved_from: Evidence | None = None
+
+    @property
+    def key(self) -> OrderKey:
+        return statement_key(self.observation, self.asserted_from, self.byte_start)
+
+    @property
+    def span(self) -> tuple:
+        return (self.observation.pk, self.byte_start, self.byte_end)
+
+    def moved(self) -> _Source:
+        return _Source(
+            self.observation,
+            self.byte_start,
+            self.byte_end,
+            self.asserted_from,
+            self.asserted_precision,
+            self.quote_sha256,
+            self.extractor_version,
+            self.authored_by,
+            self.kind,
+            moved_from=self.row or self.moved_from,
+        )
+
+
+@dataclass
+class _Belief:
+    """What the ledger will believe about one fact once the batch is written."""
+
+    fact: Fact
+    stored: FactVersion | None  # its believed version before the batch (None: a new fact)
+    valid_from: datetime
+    valid_until: datetime | None
+    valid_from_inclusive: bool
+    valid_until_inclusive: bool
+    valid_precision: str
+    superseded_by: object = None  # the pk of the fact that ends it, and of the message
+    supersession_source: object = None  # that said so (pks: a link needs no row read)
+    sources: list[_Source] = field(default_factory=list)
+
+    @classmethod
+    def of_stored(cls, version: FactVersion) -> _Belief:
+        return cls(
+            fact=version.fact,
+            stored=version,
+            valid_from=version.valid_from,
+            valid_until=version.valid_until,
+            valid_from_inclusive=version.valid_from_inclusive,
+            valid_until_inclusive=version.valid_until_inclusive,
+            valid_precision=version.valid_precision,
+            superseded_by=version.superseded_by_id,
+            supersession_source=version.supersession_source_observation_id,
+        )
+
+    @property
+    def status(self) -> str:
+        return "current" if self.valid_until is None else "validity_closed"
+
+    def first_source(self) -> _Source:
+        return min(self.sources, key=lambda source: source.key)
+
+    def order_key(self) -> OrderKey:
+        """Where the fact sits on the timeline: its start, then its first source's key."""
+        return (self.valid_from, *self.first_source().key[1:])
+
+    def _fields(self) -> tuple:
+        return (
+            self.valid_from,
+            self.valid_until,
+            self.valid_from_inclusive,
+            self.valid_until_inclusive,
+            self.valid_precision,
+            self.superseded_by,
+            self.supersession_source,
+        )
+
+    def changed(self) -> bool:
+        stored = self.stored
+        if stored is None:
+            return True
+        return self._fields() != (
+            stored.valid_from,
+            stored.valid_until,
+            stored.valid_from_inclusive,
+            stored.valid_until_inclusive,
+            stored.valid_precision,
+            stored.superseded_by_id,
+            stored.supersession_source_observation_id,
+        )
+
+    def version(self, now: datetime) -> FactVersion:
+        fact = self.fact
+        version = FactVersion(
+            fact=fact,
+            seq=self.stored.seq + 1 if self.stored else 1,
+            project_id=fact.project_id,
+            subject_id=fact.subject_id,
+            predicate=fact.predicate,
+            functional=fact.functional,
+            valid_from=self.valid_from,
+            valid_until=self.valid_until,
+            valid_from_inclusive=self.valid_from_inclusive,
+            valid_until_inclusive=self.valid_until_inclusive,
+            valid_precision=self.valid_precision,
+            superseded_by_id=self.superseded_by,
+            supersession_source_observation_id=self.supersession_source,
+            known_from=now,
+        )
+        version.status = current_status(version)
+        return version
+
+
+@dataclass
+class _Placement:
+    containing: _Belief | None  # believed to hold at the statement's start
+    successor: _Belief | None  # the first one starting after it
+    restated_later: list[_Source]  # sources of ``containing`` restating it after the start
+
+
+class SubjectBatch:
+    """Statements of one subject placed in memory and written together (see the module)."""
+
+    def __init__(self, ctx: LedgerWrite) -> None:
+        self.ctx = ctx
+        self.functional: dict[str, list[_Belief]] = {}
+        self.many: dict[tuple[str, str], _Belief] = {}
+        self.beliefs: dict[object, _Belief] = {}
+        self.closed_evidence: list[int] = []
+
+    # --- reading what the statements can touch ---------------------------------
+
+    def load(self, statements: Iterable[tuple[Observation, Extraction]]) -> None:
+        """Read the believed versions these statements can touch, and their sources.
+
+        A one-value predicate's whole believed timeline (placement compares with every
+        fact on it); of values among many only the open fact with the same value, and
+        of its sources only those from the batch's own messages (the one thing a
+        restatement checks).
+        """
+        statements = list(statements)
+        one = {e.predicate for _, e in statements if e.cardinality == "one"}
+        many = {(e.predicate, e.value_key) for _, e in statements if e.cardinality != "one"}
+        self.functional.update({predicate: [] for predicate in one})
+        if not one and not many:
+            return
+        wanted = Q(predicate__in=one)
+        if many:
+            wanted |= Q(
+                predicate__in={predicate for predicate, _ in many},
+                fact__value_key__in={key for _, key in many},
+                valid_until__isnull=True,
+            )
+        versions = (
+            FactVersion.objects.for_project(self.ctx.project)
+            .filter(wanted, subject=self.ctx.subject, known_until__isnull=True)
+            .select_related("fact")
+            .order_by("valid_from", "seq")
+        )
+        many_ids = []
+        for version in versions:
+            belief = _Belief.of_stored(version)
+            if version.functional and version.predicate in one:
+                self.functional[version.predicate].append(belief)
+            elif (version.predicate, version.fact.value_key) in many:
+                self.many[(version.predicate, version.fact.value_key)] = belief
+                many_ids.append(version.fact_id)
+            else:
+                continue
+            self.beliefs[version.fact_id] = belief
+        functional_ids = set(self.beliefs) - set(many_ids)
+        observations = {observation.pk for observation, _ in statements}
+        rows = (
+            Evidence.objects.for_project(self.ctx.project)
+            .filter(
+                Q(fact_id__in=functional_ids)
+                | Q(fact_id__in=many_ids, observation_id__in=observations),
+                known_until__isnull=True,
+            )
+            .select_related("observation")
+            # The text is read only to split a fact (rare): not for every source.
+            .defer("observation__content")
+            .order_by("pk")
+        )
+        for row in rows:
+            self.beliefs[row.fact_id].sources.append(
+                _Source(
+                    row.observation,
+                    row.byte_start,
+                    row.byte_end,
+                    row.asserted_from,
+                    row.asserted_precision,
+                    row.quote_sha256,
+                    row.extractor_version,
+                    row.authored_by,
+                    row.kind,
+                    row=row,
+                )
+            )
+
+    # --- placing one statement --------------------------------------------------
+
+    def apply(self, observation: Observation, extraction: Extraction) -> list[Change]:
+        """Place one statement (``load`` must have seen it); the facts it changed, and how."""
+        if extraction.cardinality != "one":
+            key = (extraction.predicate, extraction.value_key)
+            believed = self.many.get(key)
+            if believed is not None:
+                return self._restate(believed, observation, extraction)
+            belief = self._new_fact(observation, extraction)
+            self.many[key] = belief
+            return [(belief.fact, "created")]
+        placement = self._place(observation, extraction)
+        containing, successor = placement.containing, placement.successor
+        if containing is not None and containing.fact.value_key == extraction.value_key:
+            return self._restate(containing, observation, extraction)
+        if (
+            not placement.restated_later
+            and successor is not None
+            and successor.fact.value_key == extraction.value_key
+        ):
+            return self._move_start_earlier(placement, observation, extraction)
+        return self._supersede(placement, observation, extraction)
+
+    def _place(self, observation: Observation, extraction: Extraction) -> _Placement:
+        start = extraction.valid_from
+        new_key = statement_key(observation, start, extraction.byte_start)
+        keyed = sorted(
+            ((belief.order_key(), belief) for belief in self.functional[extraction.predicate]),
+            key=lambda pair: pair[0],
+        )
+        before = [belief for key, belief in keyed if key < new_key]
+        after = [belief for key, belief in keyed if key > new_key]
+        containing = before[-1] if before else None
+        if containing is not None and (
+            containing.valid_until is not None and containing.valid_until < start
+        ):
+            containing = None
+        restated_later = []
+        if containing is not None:
+            restated_later = [
+                source
+                for source in sorted(containing.sources, key=lambda source: source.key)
+                if source.asserted_from is not None and source.key > new_key
+            ]
+        return _Placement(containing, after[0] if after else None, restated_later)
+
+    def _restate(
+        self, belief: _Belief, observation: Observation, extraction: Extraction
+    ) -> list[Change]:
+        """The same claim again, within its validity: more evidence, not a second fact."""
+        source = self._source(observation, extraction)
+        if all(known.span != source.span for known in belief.sources):
+            belief.sources.append(source)
+        return [(belief.fact, "evidence_added")]
+
+    def _move_start_earlier(
+        self, placement: _Placement, observation: Observation, extraction: Extraction
+    ) -> list[Change]:
+        """The next fact has this value: it began earlier than known (a late message)."""
+        successor, containing = placement.successor, placement.containing
+        changes: list[Change] = []
+        if containing is not None:
+            _close_validity(containing, extraction.valid_from, successor.fact, observation)
+            changes.append((containing.fact, "validity_closed"))
+        successor.valid_from = extraction.valid_from
+        successor.valid_precision = extraction.valid_precision
+        self._restate(successor, observation, extraction)
+        return [(successor.fact, "evidence_added"), *changes]
+
+    def _supersede(
+        self, placement: _Placement, observation: Observation, extraction: Extraction
+    ) -> list[Change]:
+        """A new value: it closes the one holding at its start and is closed by any successor."""
+        containing, successor = placement.containing, placement.successor
+        fact = fact_from(self.ctx, observation, extraction)
+        changes: list[Change] = [(fact, "created")]
+        if containing is not None:
+            # Where the holding fact used to end: a split-off restatement ends there.
+            ending = (
+                containing.valid_until,
+                containing.valid_until_inclusive,
+                containing.superseded_by,
+                containing.supersession_source,
+            )
+            _close_validity(containing, extraction.valid_from, fact, observation)
+            changes.append((containing.fact, "validity_closed"))
+            if placement.restated_later:
+                successor = self._split_off(containing, ending, placement.restated_later)
+                changes.append((successor.fact, "created"))
+        belief = self._new_fact(observation, extraction, fact=fact)
+        if successor is not None:
+            # Arrived out of order: a later-starting fact already exists and ends this one.
+            belief.valid_until = max(successor.valid_from, belief.valid_from)
+            belief.superseded_by = successor.fact.pk
+            belief.supersession_source = successor.first_source().observation.pk
+        return changes
+
+    def _split_off(self, version: _Belief, ending: tuple, sources: list[_Source]) -> _Belief:
+        """Give ``sources`` (restating ``version``'s value later on) a fact of their own."""
+        first = sources[0]
+        old = version.fact
+        fact = Fact(
+            project=self.ctx.project,
+            subject=self.ctx.subject,
+            predicate=old.predicate,
+            functional=True,
+            value=old.value,
+            value_key=old.value_key,
+            statement=statement_of(
+                first.observation, first.byte_start, first.byte_end, first.authored_by
+            ),
+            source_role=first.observation.role,
+            generation=self.ctx.generation,
+            created_at=self.ctx.now,
+        )
+        valid_until, until_inclusive, superseded_by, supersession_source = ending
+        belief = _Belief(
+            fact=fact,
+            stored=None,
+            valid_from=first.asserted_from,
+            valid_until=valid_until,
+            valid_from_inclusive=True,
+            valid_until_inclusive=until_inclusive,
+            valid_precision=first.asserted_precision or "instant",
+            superseded_by=superseded_by,
+            supersession_source=supersession_source,
+        )
+        # The sources now support the new fact; the closed one keeps those before the cut.
+        moving = {id(source) for source in sources}
+        version.sources = [source for source in version.sources if id(source) not in moving]
+        for source in sources:
+            if source.row is not None:
+                self.closed_evidence.append(source.row.pk)
+            belief.sources.append(source.moved())
+        self._admit(belief)
+        return belief
+
+    def _new_fact(
+        self, observation: Observation, extraction: Extraction, *, fact: Fact | None = None
+    ) -> _Belief:
+        belief = _Belief(
+            fact=fact or fact_from(self.ctx, observation, extraction),
+            stored=None,
+            valid_from=extraction.valid_from,
+            valid_until=None,
+            valid_from_inclusive=True,
+            valid_until_inclusive=False,
+            valid_precision=extraction.valid_precision,
+            sources=[self._source(observation, extraction)],
+        )
+        self._admit(belief)
+        return belief
+
+    def _admit(self, belief: _Belief) -> None:
+        self.beliefs[belief.fact.pk] = belief
+        if belief.fact.functional:
+            self.functional[belief.fact.predicate].append(belief)
+
+    def _source(self, observation: Observation, extraction: Extraction) -> _Source:
+        quote = bytes(observation.content)[extraction.byte_start : extraction.byte_end]
+        return _Source(
+            observation,
+            extraction.byte_start,
+            extraction.byte_end,
+            extraction.valid_from,
+            extraction.valid_precision,
+            hashlib.sha256(quote).hexdigest(),
+            self.ctx.extractor_version,
+            self.ctx.authored_by,
+            EvidenceKind.AUTHORED if self.ctx.authored_by else EvidenceKind.MESSAGE,
+        )
+
+    # --- writing ----------------------------------------------------------------
+
+    def status(self, fact: Fact) -> str:
+        """The status of ``fact``'s believed version once the batch is written."""
+        return self.beliefs[fact.pk].status
+
+    def flush(self) -> None:
+        """Write the batch: one query per kind of row, whatever the number of statements."""
+        ctx = self.ctx
+        changed = [belief for belief in self.beliefs.values() if belief.changed()]
+        new_facts = [belief.fact for belief in changed if belief.stored is None]
+        if new_facts:
+            Fact.objects.bulk_create(new_facts, batch_size=1000)
+        closing = [belief.stored.pk for belief in changed if belief.stored is not None]
+        if closing:
+            # The one update append-only versions allow: the known interval closes once.
+            FactVersion.objects.for_project(ctx.project).filter(
+                pk__in=closing, known_until__isnull=True
+            ).update(known_until=ctx.now, status="knowledge_closed")
+        if self.closed_evidence:
+            Evidence.objects.for_project(ctx.project).filter(
+                pk__in=self.closed_evidence, known_until__isnull=True
+            ).update(known_until=ctx.now)
+        if changed:
+            FactVersion.objects.bulk_create(
+                [belief.version(ctx.now) for belief in changed], batch_size=1000
+            )
+        written = [
+            source
+            for belief in self.beliefs.values()
+            for source in belief.sources
+            if source.row is None
+        ]
+        evidence = [
+            Evidence(
+                project=ctx.project,
+                fact=belief.fact,
+                observation=source.observation,
+                kind=source.kind,
+                byte_start=source.byte_start,
+                byte_end=source.byte_end,
+                quote_sha256=source.quote_sha256,
+                extractor_version=source.extractor_version,
+                authored_by=source.authored_by,
+                asserted_from=source.asserted_from,
+                asserted_precision=source.asserted_precision,
+                created_at=ctx.now,
+            )
+            for belief in self.beliefs.values()
+            for source in belief.sources
+            if source.row is None
+        ]
+        if evidence:
+            Evidence.objects.bulk_create(evidence, batch_size=1000)
+            moved = [(s.moved_from, row) for s, row in zip(written, evidence, strict=True)]
+            moved = [(old, new) for old, new in moved if old is not None]
+            web_sources_copy([old for old, _ in moved], [new for _, new in moved])
+
+
+def _close_validity(belief: _Belief, at: datetime, by_fact: Fact, source: Observation) -> None:
+    """``belief``'s fact stopped being true at ``at``, superseded by ``by_fact``."""
+    valid = Interval(
+        belief.valid_from,
+        belief.valid_until,
+        belief.valid_from_inclusive,
+        belief.valid_until_inclusive,
+    ).closed_at(max(at, belief.valid_from))
+    belief.valid_until, belief.valid_until_inclusive = valid.end, valid.end_inclusive
+    belief.superseded_by, belief.supersession_source = by_fact.pk, source.pk
+
+
+def statement_of(observation: Observation, byte_start: int, byte_end: int, authored_by: str) -> str:
+    """The statement the extractor reads at these bytes of the message.
+
+    The extractor is deterministic, so reading the message again (at the time the
+    sender gave) yields the statement it gave when the source was stored.
     """
-    observation = source.observation
     text = bytes(observation.content).decode("utf-8")
-    if source.authored_by:
+    if authored_by:
         return text  # an authored record's message is its statement
-    for extraction in extract(text, occurred_at=observation.occurred_at):
-        if (extraction.byte_start, extraction.byte_end) == (source.byte_start, source.byte_end):
+    for extraction in extract(text, occurred_at=observation.sent_at):
+        if (extraction.byte_start, extraction.byte_end) == (byte_start, byte_end):
             return extraction.statement
     raise RuntimeError(
-        f"evidence {source.pk} is not a statement the extractor finds in its message"
+        f"bytes {byte_start}:{byte_end} of message {observation.pk} are not a statement "
+        "the extractor finds in it"
     )
 
 
-def fact_from(ctx: LedgerWrite, observation: Observation, extraction: Extraction) -> Fact:
-    return Fact(
-        project=ctx.project,
-        subject=ctx.subject,
-        predicate=extraction.predicate,
-        functional=extraction.cardinality == "one",
-        value=extraction.value,
-        value_key=extraction.value_key,
-        statement=extraction.statement,
-        source_role=observation.role,
-        generation=ctx.generation,
-        created_at=ctx.now,
-    )
-
-
-def _new_fact(
-    ctx: LedgerWrite,
-    observation: Observation,
-    extraction: Extraction,
-    *,
-    closed_by: tuple[Fact, datetime, Observation] | None = None,
-    fact: Fact | None = None,
-) -> Fact:
-    """Store a fact (unless given, already saved) with its first version and evidence."""
-    if fact is None:
-        fact = fact_from(ctx, observation, extraction)
-        fact.save()
-    valid = Interval(extraction.valid_from)
-    links = None
-    if closed_by is not None:
-        successor, until, source = closed_by
-        valid = Interval(valid.start, max(until, valid.start))
-        links = (successor, source)
-    first_version(
-        fact=fact, now=ctx.now, valid=valid, precision=extraction.valid_precision, closed_by=links
-    )
-    _add_evidence(ctx, fact, observation, extraction, new=True)
-    return fact
+def apply_extraction(
+    ctx: LedgerWrite, observation: Observation, extraction: Extraction
+) -> list[Change]:
+    """Place one statement and write it: a batch of one."""
+    batch = SubjectBatch(ctx)
+    batch.load([(observation, extraction)])
+    changes = batch.apply(observation, extraction)
+    batch.flush()
+    return changes

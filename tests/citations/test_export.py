@@ -33,9 +33,10 @@ def of_type(lines, kind) -> list[dict]:
 
 
 def seed(ledger):
+    # Dublin in a request of its own, then closed by Cork: it has two versions to export.
+    ledger.ingest("u", ("m1", "I moved to Dublin in March.", "2026-03-04T10:00:00Z"))
     ledger.ingest(
         "u",
-        ("m1", "I moved to Dublin in March.", "2026-03-04T10:00:00Z"),
         ("m2", "I moved to Cork in May. Café au lait is great.", "2026-05-04T10:00:00Z"),
         ("m3", "I like tea.", "2026-05-05T10:00:00Z"),
     )

@@ -251,3 +251,16 @@ def test_an_authored_record_is_not_a_source_to_rebuild(ledger):
     response = _rebuild(ledger, subject="u", message_id=message_id)
     assert response.status_code == 404
     assert len(ledger.recall("u").json()["facts"]) == 1
+
+
+def test_a_rebuild_reads_relative_dates_on_the_senders_calendar(ledger):
+    # Sent at 23:30 on 4 March in New York (04:30 on 5 March in UTC): "yesterday" is 3 March.
+    ledger.ingest("u", ("m1", "I moved to Lisbon yesterday.", "2026-03-04T23:30:00-05:00"))
+    first = _only_fact(ledger)
+    assert ledger.resolve(first["id"]).json()["valid"]["from"] == "2026-03-03T05:00:00Z"
+
+    _rebuild(ledger, subject="u", message_id="m1")
+
+    rebuilt = _only_fact(ledger)
+    assert rebuilt["id"] != first["id"]
+    assert ledger.resolve(rebuilt["id"]).json()["valid"]["from"] == "2026-03-03T05:00:00Z"
