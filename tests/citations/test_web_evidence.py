@@ -380,6 +380,43 @@ def test_a_web_row_moved_by_a_merge_keeps_its_quote_and_receipt(api, ledger, art
     assert WebSource.objects.count() == 2  # the closed row keeps its own copy
 
 
+def test_a_web_row_split_off_by_a_late_value_keeps_its_quote_and_receipt(api, ledger, article):
+    """A value that starts between two statements of a fact splits the later one off."""
+
+    def lives_in(value: str, start: str, *evidence: dict) -> dict:
+        response = record(
+            ledger,
+            *evidence,
+            predicate="lives_in",
+            value=value,
+            statement=f"Lives in {value}.",
+            valid_from=start,
+            authored_by="desk:kim",
+        )
+        assert response.status_code == 201, response.json()
+        return response.json()
+
+    answer = verify(api, article)
+    first = lives_in("Paris", "2026-01-01T00:00:00Z")
+    again = lives_in(
+        "Paris", "2026-03-01T00:00:00Z", {"receipt": answer["receipt"], "quote": QUOTE}
+    )
+    assert again["id"] == first["id"]  # a restatement: more evidence on the same fact
+    lives_in("Berlin", "2026-02-01T00:00:00Z")
+    split = ledger.resolve(first["id"]).json()
+    assert web_rows(split) == []  # the early fact keeps only the statement before the cut
+    [later] = [
+        fact
+        for fact in ledger.client.get("/v1/facts?subject=committee&predicate=lives_in").json()[
+            "facts"
+        ]
+        if fact["id"] not in (first["id"],) and fact["value"] == "Paris"
+    ]
+    [web] = web_rows(ledger.resolve(later["id"]).json())
+    assert (web["quote"], web["receipt"]) == (QUOTE, answer["receipt"])
+    assert WebSource.objects.count() == 2  # the closed row keeps its own copy
+
+
 def test_staff_see_a_web_row_with_its_quote_and_page(
     api, ledger, article, client, django_user_model
 ):
