@@ -225,22 +225,22 @@ _fold_blocks(1)
 _NOWHERE = np.empty(0, dtype=np.int64)
 
 
-def _ascii_lower(data: bytes) -> bytearray:
-    """``data.lower()`` for ASCII in vector passes: about twice as fast as ``bytes.lower``.
+def _ascii_lower(text: str) -> bytearray:
+    """``text.lower()`` of an ASCII text as bytes, in vector passes: faster than ``str.lower``.
 
     A capital (65 to 90) gains 32; ``c - 65`` wraps below 65, so one unsigned
-    comparison finds the capitals. Blocks of 256 KB reuse two scratch arrays
-    that stay in cache, and the result is written once, into its own buffer.
+    comparison finds the capitals. The text is encoded and folded 256 KB at a
+    time (the pieces and two scratch arrays stay in cache), and the result is
+    written once, into its own buffer.
     """
     block = 1 << 18
-    codes = np.frombuffer(data, dtype=np.uint8)
-    out = bytearray(len(data))
+    out = bytearray(len(text))
     folded = np.frombuffer(out, dtype=np.uint8)
-    scratch = np.empty(min(block, len(data)), dtype=np.uint8)
+    scratch = np.empty(min(block, len(text)), dtype=np.uint8)
     capital = np.empty(len(scratch), dtype=bool)
-    for at in range(0, len(data), block):
-        part, into = codes[at : at + block], folded[at : at + block]
-        shifted, upper = scratch[: len(part)], capital[: len(part)]
+    for at in range(0, len(text), block):
+        part = np.frombuffer(text[at : at + block].encode("ascii"), dtype=np.uint8)
+        into, shifted, upper = folded[at : at + block], scratch[: len(part)], capital[: len(part)]
         np.subtract(part, np.uint8(65), out=shifted)
         np.less(shifted, np.uint8(26), out=upper)
         np.multiply(upper.view(np.uint8), np.uint8(32), out=into)
@@ -263,8 +263,7 @@ class _Haystack:
         # Folded start, original position and extra length of each growing character.
         self._grow_at = self._grow_from = self._grow_extra = _NOWHERE
         if text.isascii():
-            data = text.encode("ascii")
-            self.data = data if case_sensitive else _ascii_lower(data)
+            self.data = text.encode("ascii") if case_sensitive else _ascii_lower(text)
             self.codes = np.frombuffer(self.data, dtype=np.uint8)
             self.codes.flags.writeable = False  # as codepoints() gives them
             return
@@ -812,8 +811,8 @@ def match_quote(
         # offsets are the text's; a needle that is not ASCII cannot occur in them.
         if not needle.isascii():
             return _NO_MATCH
-        data = text.encode("ascii")
-        return _ascii_exact(text, data if case_sensitive else _ascii_lower(data), needle)
+        folded = text.encode("ascii") if case_sensitive else _ascii_lower(text)
+        return _ascii_exact(text, folded, needle)
     hay = _Haystack(text, case_sensitive)
     # An exact hit is the fuzzy answer too (no span has fewer edits) and costs
     # no work, whatever the budget: one search at C speed settles it first.
