@@ -1,9 +1,12 @@
 """Matching engine on real prose, beside rapidfuzz, edlib and ``casefold().find()``, interleaved.
 
 Every case runs all its contenders in one process, one call each per round in
-turn, for ROUNDS rounds; the figure is the median of the rounds. Texts come
-from ``bench/corpus.py`` (real English prose, generated Chinese) and each
-table states the share of repeated 30-character windows of the text it ran on.
+turn, for ROUNDS rounds; the figure is the median of the rounds, in the
+calling thread's CPU time (``time.thread_time``): every contender is
+single-threaded C or numpy, and on the shared machine (load averages of 5 to
+17) wall time swung by 5x from one round to the next. Texts come from
+``bench/corpus.py`` (real English prose, generated Chinese) and each table
+states the share of repeated 30-character windows of the text it ran on.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def with_edits(quote: str, rate: float, alphabet: str, seed: int = 3) -> str:
 def interleaved(
     contenders: dict[str, Callable[[], object]],
     rounds: int = ROUNDS,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] = time.thread_time,
 ) -> dict:
     """Median milliseconds of each contender, run in turn once per round, and its last result."""
     times: dict[str, list[float]] = {name: [] for name in contenders}
@@ -86,7 +89,8 @@ def fuzzy_grid(kind: str, sizes: tuple[int, ...]) -> dict[tuple[int, int, float]
     """The grid of page sizes, quote lengths and edit rates; Attest's medians by cell."""
     ours: dict[tuple[int, int, float], float] = {}
     print(
-        f"\nFuzzy, {kind} text, threshold 0.9 (times in ms, medians of {ROUNDS} interleaved "
+        f"\nFuzzy, {kind} text, threshold 0.9 (ms of thread CPU time, medians of {ROUNDS} "
+        "interleaved "
         "rounds; ratios: the other tool's time over Attest's)\n"
     )
     print(
@@ -133,7 +137,7 @@ def per_megabyte(ours: dict[tuple[int, int, float], float]) -> None:
 
 
 def absent_rows() -> None:
-    print(f"\nAbsent 1,000-character quote on 1 MB (ms, medians of {ROUNDS})\n")
+    print("\nAbsent 1,000-character quote on 1 MB (ms of thread CPU time, medians of 5)\n")
     print('| text | threshold | Attest | edlib `align(mode="HW")` | answer |')
     print("|---|---|---|---|---|")
     for kind in ("latin", "cjk"):
@@ -169,7 +173,10 @@ def cjk_against_latin() -> None:
     """Chinese and English pages of 1 MB, interleaved cell by cell."""
     fuzzy_grid("cjk", (1 * MB,))
     latin, cjk = _page("latin", MB), _page("cjk", MB)
-    print(f"\nChinese against English, 1 MB each, interleaved (ms, medians of {ROUNDS})\n")
+    print(
+        "\nChinese against English, 1 MB each, interleaved (ms of thread CPU time, medians of "
+        f"{ROUNDS})\n"
+    )
     print("| quote | edits | English | Chinese | Chinese / English |")
     print("|---|---|---|---|---|")
     for length in QUOTES:
@@ -213,7 +220,7 @@ def exact_rows() -> None:
 
 
 def passages_rows() -> None:
-    print(f"\nPassages (ms, medians of {ROUNDS})\n")
+    print(f"\nPassages (ms of thread CPU time, medians of {ROUNDS})\n")
     print("| page | repeated 30-char windows | time | ms per MB | passages, best score |")
     print("|---|---|---|---|---|")
     for size in SIZES:

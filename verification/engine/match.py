@@ -30,9 +30,9 @@ cheaper than that:
    its edit count ``d`` bounds the answer, so the filter need only keep the
    regions where a span within ``d`` edits could lie (each edit touches at
    most one sampled gram, so the bound is lossless), and those are aligned
-   exactly. Exact occurrences are counted only when the best span has no
-   edits. The answer equals a full alignment's (a property test checks it
-   against edlib over the whole text).
+   exactly. Before all this, one exact search (``bytes.find``) settles an
+   exact hit, which no span can beat. The answer equals a full alignment's
+   (a property test checks it against edlib over the whole text).
 
 When ``d`` is too large for any gram length to bound anything (an absent
 quote at a low threshold), the whole page is aligned in one edlib pass.
@@ -225,22 +225,22 @@ _fold_blocks(1)
 _NOWHERE = np.empty(0, dtype=np.int64)
 
 
-def _ascii_lower(data: bytes) -> bytearray:
-    """``data.lower()`` for ASCII in vector passes: about twice as fast as ``bytes.lower``.
+def _ascii_lower(text: str) -> bytearray:
+    """``text.lower()`` of an ASCII text as bytes, in vector passes: faster than ``str.lower``.
 
     A capital (65 to 90) gains 32; ``c - 65`` wraps below 65, so one unsigned
-    comparison finds the capitals. Blocks of 256 KB reuse two scratch arrays
-    that stay in cache, and the result is written once, into its own buffer.
+    comparison finds the capitals. The text is encoded and folded 256 KB at a
+    time (the pieces and two scratch arrays stay in cache), and the result is
+    written once, into its own buffer.
     """
     block = 1 << 18
-    codes = np.frombuffer(data, dtype=np.uint8)
-    out = bytearray(len(data))
+    out = bytearray(len(text))
     folded = np.frombuffer(out, dtype=np.uint8)
-    scratch = np.empty(min(block, len(data)), dtype=np.uint8)
+    scratch = np.empty(min(block, len(text)), dtype=np.uint8)
     capital = np.empty(len(scratch), dtype=bool)
-    for at in range(0, len(data), block):
-        part, into = codes[at : at + block], folded[at : at + block]
-        shifted, upper = scratch[: len(part)], capital[: len(part)]
+    for at in range(0, len(text), block):
+        part = np.frombuffer(text[at : at + block].encode("ascii"), dtype=np.uint8)
+        into, shifted, upper = folded[at : at + block], scratch[: len(part)], capital[: len(part)]
         np.subtract(part, np.uint8(65), out=shifted)
         np.less(shifted, np.uint8(26), out=upper)
         np.multiply(upper.view(np.uint8), np.uint8(32), out=into)
@@ -263,8 +263,7 @@ class _Haystack:
         # Folded start, original position and extra length of each growing character.
         self._grow_at = self._grow_from = self._grow_extra = _NOWHERE
         if text.isascii():
-            data = text.encode("ascii")
-            self.data = data if case_sensitive else _ascii_lower(data)
+            self.data = text.encode("ascii") if case_sensitive else _ascii_lower(text)
             self.codes = np.frombuffer(self.data, dtype=np.uint8)
             self.codes.flags.writeable = False  # as codepoints() gives them
             return
@@ -812,39 +811,37 @@ def match_quote(
         # offsets are the text's; a needle that is not ASCII cannot occur in them.
         if not needle.isascii():
             return _NO_MATCH
-        data = text.encode("ascii")
-        return _ascii_exact(text, data if case_sensitive else _ascii_lower(data), needle)
+        folded = text.encode("ascii") if case_sensitive else _ascii_lower(text)
+        return _ascii_exact(text, folded, needle)
     hay = _Haystack(text, case_sensitive)
-    if mode == "exact" or threshold >= 1:
-        return _exact_result(text, hay, needle) or _NO_MATCH
+    # An exact hit is the fuzzy answer too (no span has fewer edits) and costs
+    # no work, whatever the budget: one search at C speed settles it first.
+    exact = _exact_result(text, hay, needle)
+    if exact is not None or mode == "exact" or threshold >= 1:
+        return exact or _NO_MATCH
     needed = fuzzy_work(text, quote)
     budget = budget if budget is not None else WorkBudget(FUZZY_WORK_PER_CALL)
+    budget.spend(needed)
     try:
-        budget.spend(needed)
-        try:
-            found = best_fuzzy_span(hay.codes, needle, threshold)
-        except MatchTooCostly:
-            budget.refund(needed)  # refused, so not spent
-            raise
+        found = best_fuzzy_span(hay.codes, needle, threshold)
     except MatchTooCostly:
-        # An exact hit needs no fuzzy work, so it is found whatever the budget.
-        exact = _exact_result(text, hay, needle)
-        if exact is None:
-            raise
-        return exact
+        budget.refund(needed)  # refused, so not spent
+        raise
     if found is None:
-        # The filter is lossless: no span within the threshold's edits, so no exact hit either.
+        # The filter is lossless: no span within the threshold's edits.
         return replace(_NO_MATCH, work=needed)
     edits, start, end = found
-    if edits == 0:
-        # Only now look for every occurrence: the first and the count, free of charge.
-        exact = _exact_result(text, hay, needle)
-        if exact is not None:
-            budget.refund(needed)
-            return exact
-    start, end = hay.to_original(start, end)
-    matched = text[start:end]
-    score = _similarity(needle, matched if case_sensitive else matched.casefold())
+    if len(hay._grow_at):
+        # Folding made some characters longer: the span is widened to whole
+        # characters (a span without edits may lie on part of one, as no exact
+        # hit exists) and scored again on them.
+        start, end = hay.to_original(start, end)
+        matched = text[start:end]
+        score = _similarity(needle, matched if case_sensitive else matched.casefold())
+    else:
+        # The span's code units are its folded characters, one for one: the
+        # alignment's edit count is its distance to the quote.
+        score = 1 - edits / max(len(needle), end - start)
     if score < threshold:
         return replace(_NO_MATCH, work=needed)
     return MatchResult(

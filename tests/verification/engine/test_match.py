@@ -427,6 +427,10 @@ def test_two_byte_text_sampled_every_eighth_position_equals_a_full_alignment(
     assert (result.match, result.start, result.end) == _full_alignment_answer(
         text, quote, threshold
     )
+    if result.match == "fuzzy":
+        span = text[result.start : result.end]
+        distance = Levenshtein.distance(quote, span)
+        assert result.score == round(1 - distance / max(len(quote), len(span)), 3)
 
 
 @settings(max_examples=40, deadline=None)
