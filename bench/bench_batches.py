@@ -22,8 +22,6 @@ from pathlib import Path
 
 import httpx
 
-from bench.bench_verify import _percentile
-
 ROOT = Path(__file__).resolve().parent.parent
 DELAY = 0.3
 ROUNDS = 20
@@ -33,6 +31,11 @@ WORDS = [
     *("harbour", "board", "survey", "nitrate", "sample", "water", "report", "quarter"),
     *("level", "review", "season", "coast", "river", "estuary", "authority", "figure"),
 ]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _prose(rng: random.Random, size: int) -> str:

@@ -548,11 +548,12 @@ class DigitsFieldSchema(OpenApiSerializerFieldExtension):
 class InventoryQuery(serializers.Serializer):
     """The query string of GET /v1/facts; a parameter it does not know is refused."""
 
-    subject = serializers.CharField(max_length=200, required=False)
+    # Strict only for the schema: its pattern says a value of white space alone is blank.
+    subject = StrictCharField(max_length=200, required=False)
     predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
     status = serializers.ChoiceField(choices=list(STATUSES), required=False)
     limit = DigitsField(min_value=1, max_value=200, required=False, help_text="Default 50.")
-    after = serializers.CharField(
+    after = StrictCharField(
         required=False, help_text="The previous page's `next.cursor`, unchanged."
     )
 

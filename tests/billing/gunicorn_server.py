@@ -73,18 +73,19 @@ class GunicornServer:
         assert len(children) == 1, children
         return int(children[0])
 
-    def kill_worker(self) -> None:
-        """SIGKILL the worker (no cleanup runs), then wait for the master's new worker."""
+    def kill_worker(self, timeout: float = STARTUP_SECONDS) -> None:
+        """SIGKILL the worker (no cleanup runs), then wait up to ``timeout`` seconds in all
+        for the master's new worker to answer."""
         pid = self.worker_pid()
         os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
             pids = children.read_text().split()
             if pids and int(pids[0]) != pid:
                 break
             time.sleep(0.05)
-        self.wait_ready()
+        self.wait_ready(max(deadline - time.monotonic(), 0.0))
 
     def stop(self) -> None:
         stop(self.process)

@@ -18,13 +18,19 @@ import pytest
 from x402.http import decode_payment_required_header, decode_payment_response_header
 
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
+from billing.pricing import PRICED_ROUTES
+from billing.services.claims import SETTLE_LEASE_MARGIN_SECONDS
 from tests.billing.conftest import NETWORK, PAY_TO, Payer
 from tests.billing.facilitator_server import FacilitatorServer
 from tests.billing.gunicorn_server import GunicornServer, makefile_gunicorn_limits
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-FACILITATOR_TIMEOUT = 3  # the settle lease is 2 x this + 5 s
+# Long enough that the settle lease (billing.services.claims.settle_lease_end) outlasts a
+# server start under heavy load: the test waits for the new worker inside the lease, then
+# ends the lease itself (time passing) instead of sleeping through it.
+FACILITATOR_TIMEOUT = 60
+SETTLE_LEASE_SECONDS = 2 * FACILITATOR_TIMEOUT + SETTLE_LEASE_MARGIN_SECONDS
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +111,27 @@ def _wait_for(check, timeout: float = 20) -> None:
         time.sleep(0.05)
 
 
+class Lease:
+    """The time left of a lease the server starts after ``Lease(seconds)`` is made.
+
+    Every wait while the lease must still run is given ``left()``: a machine too slow to
+    get there in time fails on a timeout, never on an answer that raced the lease's end.
+    """
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+
+    def left(self) -> float:
+        left = self.started + self.seconds - time.monotonic()
+        assert left > 0, f"the {self.seconds} s lease may have ended: the machine is too slow"
+        return left
+
+    def end(self, server, payer: Payer) -> None:
+        """Time passing: the server's leases of ``payer``'s claims in flight end now."""
+        httpx.post(f"{server.url}/test-ledger/{payer.address}/end-leases", timeout=10)
+
+
 def _assert_no_pay_again(response) -> None:
     assert response.status_code == 503, response.text
     assert response.json()["error"]["code"] == "settlement_pending"
@@ -115,21 +142,26 @@ def _assert_no_pay_again(response) -> None:
 def test_worker_killed_mid_work_frees_the_payment_once_its_lease_ends(server, facilitator):
     payer = Payer()
     payment = _pay(server, payer)
+    lease = Lease(PRICED_ROUTES["verify/quote"].work_seconds)
     doomed = _in_background(lambda: _post(server, payment=payment, request_id="hold-doomed"))
-    _wait_for(lambda: [c["state"] for c in _ledger(server, payer)["claims"]] == ["claimed"])
-    server.kill_worker()
-    doomed.join(10)
+    _wait_for(
+        lambda: [c["state"] for c in _ledger(server, payer)["claims"]] == ["claimed"],
+        timeout=lease.left(),
+    )
+    server.kill_worker(timeout=lease.left())
+    doomed.join(lease.left())
     assert "error" in doomed.outcome  # the caller lost its connection, and no answer
 
     # The lease still runs: the retry is told to wait, never to pay again.
-    retry = _post(server, payment=payment, request_id="retry-early")
+    retry = _post(server, payment=payment, request_id="retry-early", timeout=lease.left())
+    lease.left()  # answered before the lease could end
     _assert_no_pay_again(retry)
     assert retry.json()["error"]["details"]["reason"] == "work_in_progress"
     assert facilitator.landed == 0
 
-    # The lease runs out (a route's work time, shortened here): no money moved, so the claim
-    # is freed and the retry's own work is served and settled, once.
-    httpx.post(f"{server.url}/test-ledger/{payer.address}/end-leases", timeout=10)
+    # The lease runs out (a route's work time): no money moved, so the claim is freed and
+    # the retry's own work is served and settled, once.
+    lease.end(server, payer)
     served = _post(server, payment=payment, request_id="retry")
     assert served.status_code == 200, served.text
     assert served.json()["work_request_id"] == "retry"
@@ -155,24 +187,29 @@ def test_worker_killed_mid_settle_is_reconciled_and_the_answer_served(
     already = facilitator.landed
     facilitator.settle_mode = mode
     calls = len(facilitator.calls)
+    lease = Lease(SETTLE_LEASE_SECONDS)
     doomed = _in_background(lambda: _post(server, payment=payment, request_id="doomed"))
     # Kill while the worker waits on /settle (the transfer already landed, or not).
-    _wait_for(lambda: "/settle" in facilitator.calls[calls:])
-    _wait_for(lambda: facilitator.landed == already + landed_before_kill)
-    server.kill_worker()
-    doomed.join(10)
+    _wait_for(lambda: "/settle" in facilitator.calls[calls:], timeout=lease.left())
+    _wait_for(lambda: facilitator.landed == already + landed_before_kill, timeout=lease.left())
+    server.kill_worker(timeout=lease.left())
+    doomed.join(lease.left())
     assert "error" in doomed.outcome
     facilitator.release()
     facilitator.settle_mode = "ok"
     assert [c["state"] for c in _ledger(server, payer)["claims"]] == ["settling"]
 
     # Money may have moved: until the settling worker's lease ends, wait; never pay again.
-    early = _post(server, payment=payment, request_id="retry-early")
+    early = _post(server, payment=payment, request_id="retry-early", timeout=lease.left())
+    waited = lease.seconds - lease.left()  # answered before the lease could end
     _assert_no_pay_again(early)
     assert early.json()["error"]["details"]["reason"] == "settlement_pending"
+    # Retry-After is what is left of the lease the server started after the test's clock.
+    assert lease.seconds - waited - 1 <= int(early.headers["Retry-After"]) <= lease.seconds
 
-    # Then the retry reconciles with the facilitator and gets the dead worker's answer.
-    time.sleep(int(early.headers["Retry-After"]) + 0.5)
+    # Once the lease ends, the retry reconciles with the facilitator and gets the dead
+    # worker's answer.
+    lease.end(server, payer)
     served = _post(server, payment=payment, request_id="retry")
     assert served.status_code == 200, served.text
     assert served.json()["work_request_id"] == "doomed"  # the stored answer, not new work
