@@ -74,9 +74,19 @@ def _believed(project: Project, subject: Subject):
 
 def _withdrawn_spans(project: Project, subject: Subject) -> set[Span]:
     """Claims someone retracted: a new reading must not bring them back."""
+    # From the subject's retracted versions (few, found by the subject's index), not
+    # from the project's evidence: that join read every evidence row of the project
+    # for each subject of a project rebuild (4 s a subject on SQLite at 100,000 facts).
+    retracted = set(
+        FactVersion.objects.for_project(project)
+        .filter(subject=subject, retraction__isnull=False)
+        .values_list("fact_id", flat=True)
+    )
+    if not retracted:
+        return set()
     rows = (
         Evidence.objects.for_project(project)
-        .filter(fact__subject=subject, fact__versions__retraction__isnull=False)
+        .filter(fact_id__in=retracted)
         .values_list("observation_id", "byte_start", "byte_end")
     )
     return set(rows)
