@@ -110,3 +110,30 @@ def test_the_database_hashes_an_event_as_the_chain_check_does():
     stored = AuditEvent.objects.get(pk=event.pk)
     assert (stored.seq, stored.hash, stored.prev_hash) == (event.seq, event.hash, event.prev_hash)
     assert audit_chain_intact(project=ledger.project)
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_append_reads_one_event_however_long_the_chain():
+    # The chain head comes from the (project, seq) index, newest first, one row: reading
+    # every event of the project made each append slower as the log grew.
+    from citations.services.audit import audit_record
+
+    ledger = make_ledger()
+    for n in range(40):
+        audit_record(project=ledger.project, operation="x", actor=f"a{n}", object_ids=[])
+    with CaptureQueriesContext(connection) as queries:
+        audit_record(project=ledger.project, operation="x", actor="last", object_ids=[])
+    append = queries.captured_queries[-1]["sql"]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # as at scale, not a 41-row table
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + append)
+        [[explained]] = cursor.fetchall()
+    plan = explained[0]["Plan"]
+    scans = [n for n in _nodes(plan) if n.get("Relation Name") == "citations_auditevent"]
+    assert scans and all(n["Actual Rows"] <= 1 for n in scans), scans
