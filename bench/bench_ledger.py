@@ -1,9 +1,11 @@
 """Resolve and recall latency on a PostgreSQL ledger holding a million facts with evidence.
 
 Needs ``DATABASE_URL=postgres://…``. The benchmark creates its own throwaway database
-(Django's test database, ``test_<name>``), loads it with COPY, measures requests through
-the whole stack (URL routing, Bearer auth, DRF, selectors, byte checks, the audit write)
-with Django's in-process client, and drops the database at the end.
+(Django's test database, ``test_<name>``), loads it with COPY (indexes and keys built
+after the rows), measures requests through the whole stack (URL routing, Bearer auth, the
+rate limit, DRF, selectors, byte checks, the audit write) with Django's in-process client
+beside the raw-SQL floor (the same requests' statements replayed through psycopg), and
+drops the database at the end.
 
 Environment: ``BENCH_LEDGER_FACTS`` (default 1,000,000), ``BENCH_LEDGER_SAMPLES`` (2,000).
 """

@@ -110,3 +110,36 @@ def test_the_database_hashes_an_event_as_the_chain_check_does():
     stored = AuditEvent.objects.get(pk=event.pk)
     assert (stored.seq, stored.hash, stored.prev_hash) == (event.seq, event.hash, event.prev_hash)
     assert audit_chain_intact(project=ledger.project)
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_append_reads_one_event_however_long_the_chain():
+    # The chain head comes from the (project, seq) index, newest first, one row: reading
+    # every event of the project made each append slower as the log grew.
+    from citations.services.audit import audit_record
+
+    ledger = make_ledger()
+    for n in range(40):
+        audit_record(project=ledger.project, operation="x", actor=f"a{n}", object_ids=[])
+    with CaptureQueriesContext(connection) as queries:
+        audit_record(project=ledger.project, operation="x", actor="last", object_ids=[])
+    append = queries.captured_queries[-1]["sql"]
+    with connection.cursor() as cursor:
+        # As the planner sees a long chain: its statistics current, no table scan.
+        cursor.execute("ANALYZE citations_auditevent")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + append)
+        [[explained]] = cursor.fetchall()
+    plan = explained[0]["Plan"]
+    scans = [
+        (node["Node Type"], node.get("Index Name"), node["Actual Rows"])
+        for node in _nodes(plan)
+        if node.get("Relation Name") == "citations_auditevent" and "Scan" in node["Node Type"]
+    ]
+    assert scans and all(rows <= 1 for _, _, rows in scans), scans
