@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import secrets
 import statistics
 import time
 import uuid
@@ -28,6 +29,8 @@ CITIES = ["Dublin", "Cork", "Galway", "Lisbon", "Oslo", "Kraków", "Zürich", "�
 def _setup_django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # PostgreSQL wants a SECRET_KEY every host shares; this process is the only host.
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     # Latency, not the per-credential budget, is under test.
     os.environ.setdefault("ATTEST_LEDGER_RATE", "100000000/m")
     import django

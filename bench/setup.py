@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 
 
@@ -19,6 +20,9 @@ def django_on_a_scratch_database(name: str, *, keep_database_url: bool = False) 
     else:
         os.environ["DATABASE_URL"] = database
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
+    # PostgreSQL wants a SECRET_KEY every host shares; a benchmark is one host (its child
+    # processes inherit the environment), so a fresh one does.
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ["ATTEST_VAR_DIR"] = workdir
     os.environ.setdefault("LOG_LEVEL", "WARNING")  # not a line per request
     import django
