@@ -34,9 +34,11 @@ USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e"
 def records(_audit_log_cleared):
     """A ledger with a supersession, and a few days of calls and charges."""
     ledger = make_ledger()
+    # Galway in a request of its own: Dublin then closes it, so it has two versions.
+    galway = ledger.ingest("user-1", ("m1", "I live in Galway.", "2025-06-01T09:00:00Z"))
+    assert galway.status_code == 201
     response = ledger.ingest(
         "user-1",
-        ("m1", "I live in Galway.", "2025-06-01T09:00:00Z"),
         ("m2", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"),
         ("m3", "I like sea swimming and long walks.", "2026-03-05T08:00:00Z"),
     )
