@@ -34,10 +34,9 @@ USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e"
 def records(_audit_log_cleared):
     """A ledger with a supersession, and a few days of calls and charges."""
     ledger = make_ledger()
-    # Two requests, so the Galway fact has two versions in known time: believed current,
-    # then closed by the move (one request writes only what its messages end up saying).
-    response = ledger.ingest("user-1", ("m1", "I live in Galway.", "2025-06-01T09:00:00Z"))
-    assert response.status_code == 201
+    # Galway in a request of its own: Dublin then closes it, so it has two versions.
+    galway = ledger.ingest("user-1", ("m1", "I live in Galway.", "2025-06-01T09:00:00Z"))
+    assert galway.status_code == 201
     response = ledger.ingest(
         "user-1",
         ("m2", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"),
