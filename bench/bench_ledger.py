@@ -134,7 +134,7 @@ class _Rows:
         return (
             f"{self.head}{self.fact_base}{number:012x}\t{self.obs_base}{number:012x}\t{start}\t"
             f"{start + len(quoted)}\t{hashlib.sha256(quoted).hexdigest()}\tbench\t\t"
-            f"{valid_from}\t{precision}\t{self.stamp}\n"
+            f"{valid_from}\t{precision}\t{self.stamp}\tmessage\n"
         )
 
 
@@ -149,7 +149,7 @@ COPY = {
     "known_from_inclusive, known_until_inclusive) FROM STDIN",
     "evidence": "COPY citations_evidence (project_id, fact_id, observation_id, byte_start, "
     "byte_end, quote_sha256, extractor_version, authored_by, asserted_from, asserted_precision, "
-    "created_at) FROM STDIN",
+    "created_at, kind) FROM STDIN",
 }
 
 
