@@ -96,7 +96,6 @@ def observations_ingest(
     actor: str,
     request_id: str = "",
 ) -> IngestResult:
-    """Store messages (idempotent on message ID), extract facts, supersede by structure."""
     """Store messages (idempotent on message ID), extract facts, supersede by structure.
 
     The request's statements are placed together (``SubjectBatch``): a request of a
