@@ -350,24 +350,33 @@ def test_a_web_backed_record_and_its_resolve_match_the_schema(api, ledger, artic
     assert_matches_schema(schema, "/v1/facts", "post", refused)
 
 
-def test_a_web_row_moved_by_a_merge_keeps_its_quote_and_receipt(api, ledger, article):
-    def works_at(value: str, start: str, *evidence: dict) -> dict:
-        response = record(
-            ledger,
-            *evidence,
-            predicate="works_at",
-            value=value,
-            statement=f"Works at {value}.",
-            valid_from=start,
-            authored_by="desk:kim",
-        )
-        assert response.status_code == 201, response.json()
-        return response.json()
+def recorded(ledger, predicate: str, value: str, start: str, *evidence: dict) -> dict:
+    """An authored record of ``predicate`` = ``value`` from ``start``: its answer, checked 201."""
+    statement = {"works_at": "Works at", "lives_in": "Lives in"}[predicate]
+    response = record(
+        ledger,
+        *evidence,
+        predicate=predicate,
+        value=value,
+        statement=f"{statement} {value}.",
+        valid_from=start,
+        authored_by="desk:kim",
+    )
+    assert response.status_code == 201, response.json()
+    return response.json()
 
+
+def test_a_web_row_moved_by_a_merge_keeps_its_quote_and_receipt(api, ledger, article):
     answer = verify(api, article)
-    first = works_at("Acme", "2026-01-01T00:00:00Z")
-    between = works_at("Globex", "2026-02-01T00:00:00Z")
-    again = works_at("Acme", "2026-03-01T00:00:00Z", {"receipt": answer["receipt"], "quote": QUOTE})
+    first = recorded(ledger, "works_at", "Acme", "2026-01-01T00:00:00Z")
+    between = recorded(ledger, "works_at", "Globex", "2026-02-01T00:00:00Z")
+    again = recorded(
+        ledger,
+        "works_at",
+        "Acme",
+        "2026-03-01T00:00:00Z",
+        {"receipt": answer["receipt"], "quote": QUOTE},
+    )
     assert again["id"] != first["id"]
     # Withdrawing Globex makes the two Acme facts one again: the later one's sources move.
     retracted = ledger.client.post(
@@ -382,27 +391,17 @@ def test_a_web_row_moved_by_a_merge_keeps_its_quote_and_receipt(api, ledger, art
 
 def test_a_web_row_split_off_by_a_late_value_keeps_its_quote_and_receipt(api, ledger, article):
     """A value that starts between two statements of a fact splits the later one off."""
-
-    def lives_in(value: str, start: str, *evidence: dict) -> dict:
-        response = record(
-            ledger,
-            *evidence,
-            predicate="lives_in",
-            value=value,
-            statement=f"Lives in {value}.",
-            valid_from=start,
-            authored_by="desk:kim",
-        )
-        assert response.status_code == 201, response.json()
-        return response.json()
-
     answer = verify(api, article)
-    first = lives_in("Paris", "2026-01-01T00:00:00Z")
-    again = lives_in(
-        "Paris", "2026-03-01T00:00:00Z", {"receipt": answer["receipt"], "quote": QUOTE}
+    first = recorded(ledger, "lives_in", "Paris", "2026-01-01T00:00:00Z")
+    again = recorded(
+        ledger,
+        "lives_in",
+        "Paris",
+        "2026-03-01T00:00:00Z",
+        {"receipt": answer["receipt"], "quote": QUOTE},
     )
     assert again["id"] == first["id"]  # a restatement: more evidence on the same fact
-    lives_in("Berlin", "2026-02-01T00:00:00Z")
+    recorded(ledger, "lives_in", "Berlin", "2026-02-01T00:00:00Z")
     split = ledger.resolve(first["id"]).json()
     assert web_rows(split) == []  # the early fact keeps only the statement before the cut
     [later] = [
