@@ -52,9 +52,12 @@ class RateDecision:
         return 0 if self.allowed else max(1, self.reset)
 
     def headers(self) -> dict[str, str]:
+        # A refused request is told the same wait in RateLimit as in Retry-After: at a
+        # window's last instant its reset reads 0, but the next request needs a second.
+        reset = max(0, self.reset) if self.allowed else self.wait
         return {
             "RateLimit-Policy": f'"{self.policy}";q={self.limit};w={self.window}',
-            "RateLimit": f'"{self.policy}";r={self.remaining};t={max(0, self.reset)}',
+            "RateLimit": f'"{self.policy}";r={self.remaining};t={reset}',
         }
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 
 from attest.errors import CountUnreadable
-from attest.ratelimit import rate_limit
+from attest.ratelimit import RateDecision, rate_limit
 from tests.citations.conftest import make_ledger
 
 pytestmark = pytest.mark.django_db
@@ -88,3 +88,12 @@ def test_a_window_that_ends_while_a_call_is_counted_is_no_refusal(monkeypatch):
     decision = rate_limit(key="edge", rate="100/s", policy="t")
     assert decision.allowed
     assert (decision.used, decision.reset) == (1, 0)
+
+
+def test_a_refusal_at_a_window_s_last_instant_gives_one_wait_in_both_headers():
+    # The window's time left reads 0, yet the next request can pass only in a second.
+    refused = RateDecision(policy="unpaid", limit=3, window=60, used=4, reset=0)
+    assert refused.wait == 1
+    assert refused.headers()["RateLimit"] == '"unpaid";r=0;t=1'
+    passed = RateDecision(policy="unpaid", limit=3, window=60, used=3, reset=0)
+    assert passed.headers()["RateLimit"] == '"unpaid";r=0;t=0'
