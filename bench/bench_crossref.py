@@ -139,6 +139,9 @@ def bench_lookups() -> None:
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{workdir}/bench.sqlite3")
     os.environ["ATTEST_VAR_DIR"] = workdir
     os.environ.setdefault("LOG_LEVEL", "WARNING")  # not a line per request
+    from bench.setup import one_host_secret_key
+
+    one_host_secret_key()
     import django
 
     django.setup()

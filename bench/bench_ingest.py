@@ -31,6 +31,9 @@ def _setup_django() -> None:
 
         django_on_a_scratch_database("ingest")
         return
+    from bench.setup import one_host_secret_key
+
+    one_host_secret_key()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
     import django
 

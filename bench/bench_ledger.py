@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import secrets
 import statistics
 import time
 import uuid
@@ -29,8 +28,9 @@ CITIES = ["Dublin", "Cork", "Galway", "Lisbon", "Oslo", "Kraków", "Zürich", "�
 def _setup_django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
-    # PostgreSQL wants a SECRET_KEY every host shares; this process is the only host.
-    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    from bench.setup import one_host_secret_key
+
+    one_host_secret_key()
     # Latency, not the per-credential budget, is under test.
     os.environ.setdefault("ATTEST_LEDGER_RATE", "100000000/m")
     import django

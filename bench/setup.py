@@ -7,6 +7,12 @@ import secrets
 import tempfile
 
 
+def one_host_secret_key() -> None:
+    """PostgreSQL wants a SECRET_KEY every host shares; a benchmark is one host (its child
+    processes inherit the environment), so a fresh one does when none is set."""
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+
+
 def django_on_a_scratch_database(name: str, *, keep_database_url: bool = False) -> str:
     """Set Django up on a migrated SQLite file in a new temporary directory; return it.
 
@@ -20,9 +26,7 @@ def django_on_a_scratch_database(name: str, *, keep_database_url: bool = False) 
     else:
         os.environ["DATABASE_URL"] = database
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
-    # PostgreSQL wants a SECRET_KEY every host shares; a benchmark is one host (its child
-    # processes inherit the environment), so a fresh one does.
-    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    one_host_secret_key()
     os.environ["ATTEST_VAR_DIR"] = workdir
     os.environ.setdefault("LOG_LEVEL", "WARNING")  # not a line per request
     import django
