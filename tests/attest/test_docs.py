@@ -358,23 +358,32 @@ def test_the_offline_checker_examples_run_as_shown(client, tmp_path, monkeypatch
     assert len(blocks) >= 2
     monkeypatch.chdir(tmp_path)
     for block in blocks:
-        code = out = None
-        for line in block.xpath(".//*[@data-run]")[0].text_content().strip().splitlines():
-            words = shlex.split(line)
-            if words[0] == "curl":
-                assert words[-2] == ">", line
-                (tmp_path / words[-1]).write_bytes(client.get(urlsplit(words[-3]).path).content)
-            else:
-                assert words[:3] == ["python", "-m", "receipts.check"], line
-                stdout = io.StringIO()
-                code, out = check_main(words[3:], stdout=stdout), stdout.getvalue()
-        assert code == int(block.xpath(".//*[@data-exit]")[0].text_content())
-        lines = out.splitlines()
-        for shown in block.xpath(".//*[@data-output]")[0].text_content().splitlines():
-            if shown.endswith(DOCUMENTED_ONLY):
-                assert any(line.startswith(shown[:-1]) for line in lines), (shown, out)
-            else:
-                assert shown in lines, (shown, out)
+        _run_commands_as_shown(block, client, tmp_path)
+
+
+def _run_commands_as_shown(block, client, tmp_path, jq=None) -> None:
+    """Run a docs block's shell lines (curl, jq, the offline checker) here, in process, and
+    hold the checker's exit status and output to what the block shows. ``jq`` writes
+    what a jq line would, from its words."""
+    code = out = None
+    for line in block.xpath(".//*[@data-run]")[0].text_content().strip().splitlines():
+        words = shlex.split(line)
+        if words[0] == "curl":
+            assert words[-2] == ">", line
+            (tmp_path / words[-1]).write_bytes(client.get(urlsplit(words[-3]).path).content)
+        elif words[0] == "jq" and jq is not None:
+            jq(words)
+        else:
+            assert words[:3] == ["python", "-m", "receipts.check"], line
+            stdout = io.StringIO()
+            code, out = check_main(words[3:], stdout=stdout), stdout.getvalue()
+    assert code == int(block.xpath(".//*[@data-exit]")[0].text_content())
+    lines = out.splitlines()
+    for shown in block.xpath(".//*[@data-output]")[0].text_content().splitlines():
+        if shown.endswith(DOCUMENTED_ONLY):
+            assert any(line.startswith(shown[:-1]) for line in lines), (shown, out)
+        else:
+            assert shown in lines, (shown, out)
 
 
 def test_the_web_evidence_walkthrough_ends_in_an_offline_check_of_the_resolved_receipt(
@@ -389,26 +398,13 @@ def test_the_web_evidence_walkthrough_ends_in_an_offline_check_of_the_resolved_r
     [web] = [row for row in resolved["evidence"] if row["source"] == "web"]
     monkeypatch.chdir(tmp_path)
     [block] = tree.xpath("//*[@data-commands]")
-    code = out = None
-    for line in block.xpath(".//*[@data-run]")[0].text_content().strip().splitlines():
-        words = shlex.split(line)
-        if words[0] == "curl":
-            (tmp_path / words[-1]).write_bytes(client.get(urlsplit(words[-3]).path).content)
-        elif words[0] == "jq":
-            # jq -r '.evidence[1].receipt' resolved.json > receipt.jws, on the real answer
-            assert words[2] == ".evidence[1].receipt" and resolved["evidence"][1] == web
-            (tmp_path / words[-1]).write_text(web["receipt"] + "\n", encoding="utf-8")
-        else:
-            assert words[:3] == ["python", "-m", "receipts.check"], line
-            stdout = io.StringIO()
-            code, out = check_main(words[3:], stdout=stdout), stdout.getvalue()
-    assert code == int(block.xpath(".//*[@data-exit]")[0].text_content())
-    lines = out.splitlines()
-    for shown in block.xpath(".//*[@data-output]")[0].text_content().splitlines():
-        if shown.endswith(DOCUMENTED_ONLY):
-            assert any(line.startswith(shown[:-1]) for line in lines), (shown, out)
-        else:
-            assert shown in lines, (shown, out)
+
+    def receipt_of_resolved(words: list[str]) -> None:
+        # jq -r '.evidence[1].receipt' resolved.json > receipt.jws, on the real answer
+        assert words[2] == ".evidence[1].receipt" and resolved["evidence"][1] == web
+        (tmp_path / words[-1]).write_text(web["receipt"] + "\n", encoding="utf-8")
+
+    _run_commands_as_shown(block, client, tmp_path, jq=receipt_of_resolved)
 
 
 # --- figures come from the code -------------------------------------------------------------
