@@ -46,15 +46,18 @@ def audit_body(
 
 def audit_digest(*, prev_hash: str, **fields) -> str:
     """The hash of one event chained to the one before: the writer and the check share it."""
-    return hashlib.sha256((prev_hash + audit_body(**fields)).encode()).hexdigest()
+    return _chained(prev_hash, audit_body(**fields))
 
 
-def event_digest(event: AuditEvent, *, prev_hash: str) -> str:
-    """What ``event``'s hash must be if nothing about it changed since it was written."""
-    return audit_digest(
-        prev_hash=prev_hash,
+def _chained(prev_hash: str, body: str) -> str:
+    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+def event_body(event: AuditEvent, *, seq: int) -> str:
+    """``event``'s canonical JSON, with ``seq`` in place of its own (see _append_once)."""
+    return audit_body(
         project_id=event.project_id,
-        seq=event.seq,
+        seq=seq,
         operation=event.operation,
         actor=event.actor,
         object_ids=event.object_ids,
@@ -63,6 +66,11 @@ def event_digest(event: AuditEvent, *, prev_hash: str) -> str:
         created_at=event.created_at,
         outcome=event.outcome,
     )
+
+
+def event_digest(event: AuditEvent, *, prev_hash: str) -> str:
+    """What ``event``'s hash must be if nothing about it changed since it was written."""
+    return _chained(prev_hash, event_body(event, seq=event.seq))
 
 
 def audit_record(
@@ -156,17 +164,7 @@ def _append_postgresql(event: AuditEvent) -> AuditEvent:
 
 def _append_once(event: AuditEvent) -> AuditEvent:
     event.created_at = timezone.now()
-    body = audit_body(
-        project_id=event.project_id,
-        seq=_SEQ_MARK,
-        operation=event.operation,
-        actor=event.actor,
-        object_ids=event.object_ids,
-        source_count=event.source_count,
-        request_id=event.request_id,
-        created_at=event.created_at,
-        outcome=event.outcome,
-    )
+    body = event_body(event, seq=_SEQ_MARK)
     before_seq, after_seq = body.split(f'"seq":{_SEQ_MARK}')
     with connection.cursor() as cursor:
         cursor.execute(
