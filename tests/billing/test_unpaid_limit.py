@@ -119,7 +119,7 @@ def test_the_limiter_counts_per_key_and_can_look_without_counting(limit):
     assert not over.allowed and 1 <= over.wait <= 60
     assert over.headers() == {
         "RateLimit-Policy": '"p";q=2;w=60',
-        "RateLimit": f'"p";r=0;t={over.reset}',
+        "RateLimit": f'"p";r=0;t={over.wait}',
     }
     assert rate_limit(key="k2", rate="2/m", policy="p").allowed
 
