@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
-# The index links the dashboard (attest.dashboard) above the apps' lists.
+# The index links the dashboard (wiring.dashboard) above the apps' lists.
 admin.site.index_template = "admin/attest_index.html"
 
 

@@ -80,7 +80,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "attest.urls"
+ROOT_URLCONF = "wiring.urls"
 WSGI_APPLICATION = "attest.wsgi.application"
 ASGI_APPLICATION = "attest.asgi.application"
 

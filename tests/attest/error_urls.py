@@ -64,7 +64,7 @@ urlpatterns = [
     ),
     path("501", raising(errors.NotOnEdge(details={"reason": "pdf"}))),
     path("500", Boom.as_view()),
-    path("", include("attest.urls")),
+    path("", include("wiring.urls")),
 ]
 
 handler404 = "attest.views.not_found"

@@ -10,10 +10,10 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from attest.apps import AUDITORS_GROUP
-from attest.dashboard import Day, chart_svg, daily_figures
 from billing.models import PaymentClaim, Refusal, Settlement
 from tests.citations.conftest import make_ledger
 from verification.models import RefusalTally, Verification
+from wiring.dashboard import Day, chart_svg, daily_figures
 
 pytestmark = pytest.mark.django_db
 

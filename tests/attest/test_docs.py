@@ -31,8 +31,6 @@ import lxml.html
 import pytest
 from django.core.cache import cache
 
-from attest.docs import PAGES
-from attest.docs_tables import limits, served
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from citations.extract.intervals import STATUSES
@@ -41,6 +39,8 @@ from receipts.core.check_findings import FAILURE_KINDS
 from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
 from verification.batches import MAX_CITATIONS, MAX_QUOTES
+from wiring.docs import PAGES
+from wiring.docs_tables import limits, served
 
 pytestmark = pytest.mark.django_db
 

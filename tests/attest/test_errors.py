@@ -129,7 +129,7 @@ def test_oversized_body_is_413_with_the_limit(api, settings):
     assert error["details"]["limit_bytes"] == 1_000
 
 
-@pytest.mark.urls("attest.urls")
+@pytest.mark.urls("wiring.urls")
 def test_oversized_body_outside_drf_is_413(client, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1_000
     response = client.post("/admin/login/", {"username": "x" * 2_000, "password": "p"})

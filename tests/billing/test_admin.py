@@ -40,13 +40,13 @@ def ledger(api, payer, offer, settings):
 
 @pytest.mark.parametrize("model", LEDGERS)
 def test_ledger_pages_list_rows_and_refuse_adding(staff, ledger, model, settings):
-    settings.ROOT_URLCONF = "attest.urls"
+    settings.ROOT_URLCONF = "wiring.urls"
     assert staff.get(f"/admin/billing/{model}/").status_code == 200
     assert staff.get(f"/admin/billing/{model}/add/").status_code == 403
 
 
 def test_claims_filter_by_route_state_and_payer(staff, ledger, payer, settings):
-    settings.ROOT_URLCONF = "attest.urls"
+    settings.ROOT_URLCONF = "wiring.urls"
     claim = PaymentClaim.objects.filter(state="released").get()
     page = staff.get(
         "/admin/billing/paymentclaim/",
@@ -69,7 +69,7 @@ def _column(page, name: str) -> list[str]:
 
 @pytest.mark.parametrize("model", ["offer", "paymentclaim", "settlement", "localtransfer"])
 def test_money_reads_in_usdc_not_atomic_units(staff, ledger, model, settings):
-    settings.ROOT_URLCONF = "attest.urls"
+    settings.ROOT_URLCONF = "wiring.urls"
     amounts = _column(staff.get(f"/admin/billing/{model}/"), "money")
     assert amounts and set(amounts) == {"0.01 USDC"}
     row = {

@@ -53,7 +53,7 @@ def test_a_paid_answer_lets_a_browser_read_the_settlement(api, payer, offer):
     assert "payment-response" in _listed(response["Access-Control-Expose-Headers"])
 
 
-@pytest.mark.urls("attest.urls")
+@pytest.mark.urls("wiring.urls")
 @pytest.mark.parametrize(
     ("method", "path"),
     [("get", "/v1/sample/quote"), ("get", "/.well-known/jwks.json"), ("get", "/healthz")],
@@ -63,7 +63,7 @@ def test_free_routes_answer_any_origin(api, method, path):
     assert response["Access-Control-Allow-Origin"] == "*"
 
 
-@pytest.mark.urls("attest.urls")
+@pytest.mark.urls("wiring.urls")
 def test_the_admin_is_not_opened_to_other_origins(api):
     response = api.get("/admin/login/", HTTP_ORIGIN=ORIGIN)
     assert "Access-Control-Allow-Origin" not in response

@@ -51,7 +51,7 @@ def test_paid_requests_never_count_and_are_served_past_the_limit(api, limit, pay
 
 
 def test_samples_receipt_checks_and_offers_share_one_limit(api, limit, settings):
-    settings.ROOT_URLCONF = "attest.urls"
+    settings.ROOT_URLCONF = "wiring.urls"
     assert api.get("/v1/sample/quote").status_code == 200
     assert api.post("/v1/receipt/verify", {"receipt": "x"}, format="json").status_code == 200
     assert api.get("/v1/sample/page").status_code == 200

@@ -4,7 +4,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from attest import dashboard, docs, views
+from attest import views
+from wiring import dashboard, docs
 
 urlpatterns = [
     path("", views.landing, name="landing"),

@@ -1,6 +1,6 @@
 """The human docs pages: one registry of pages, one view, and the context each page needs.
 
-Every figure a page states comes from ``attest.docs_tables`` or the code itself, so a page
+Every figure a page states comes from ``wiring.docs_tables`` or the code itself, so a page
 cannot say one thing while the service does another. Pages link only to routes that exist:
 a page joins the navigation (and gets a URL) by joining ``PAGES``.
 """
@@ -17,22 +17,6 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_safe
 
-from attest.docs_tables import (
-    BATCH_ERRORS,
-    FETCH_ERRORS,
-    INGEST_ERRORS,
-    PAYMENT_ERRORS,
-    RECALL_ERRORS,
-    RECEIPT_VERIFY_ERRORS,
-    RESOLVE_ERRORS,
-    VERIFY_QUOTE_ERRORS,
-    claim_rows,
-    fact_statuses,
-    ledger_errors,
-    limits,
-    price_of,
-    prices,
-)
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
@@ -56,6 +40,22 @@ from verification.engine.passages import MAX_PASSAGES, SCORER
 from verification.pipeline import MAX_QUOTE_CHARS, MODES
 from verification.samples import SAMPLE_QUOTES, sample_page_url
 from verification.serializers import VerifyQuoteInput
+from wiring.docs_tables import (
+    BATCH_ERRORS,
+    FETCH_ERRORS,
+    INGEST_ERRORS,
+    PAYMENT_ERRORS,
+    RECALL_ERRORS,
+    RECEIPT_VERIFY_ERRORS,
+    RESOLVE_ERRORS,
+    VERIFY_QUOTE_ERRORS,
+    claim_rows,
+    fact_statuses,
+    ledger_errors,
+    limits,
+    price_of,
+    prices,
+)
 
 
 def _verify_quote() -> dict[str, Any]:
