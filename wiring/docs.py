@@ -1,8 +1,8 @@
 """The human docs pages: one registry of pages, one view, and the context each page needs.
 
-Every figure a page states comes from ``wiring.docs_tables`` or the code itself, so a page
-cannot say one thing while the service does another. Pages link only to routes that exist:
-a page joins the navigation (and gets a URL) by joining ``PAGES``.
+Every figure a page states comes from what the apps registered (``attest.registry``) or
+the code itself, so a page cannot say one thing while the service does another. Pages link
+only to routes that exist: a page joins the navigation (and gets a URL) by joining ``PAGES``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_safe
 
+from attest import registry
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
@@ -31,7 +32,7 @@ from citations.services.placement import AUTHORED
 from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
-from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
+from receipts.core.payloads import PAYLOAD_VERSION
 from verification.addresses import MAX_URL_LENGTH
 from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.engine.match import FUZZY_WORK_PER_CALL
@@ -40,28 +41,13 @@ from verification.engine.passages import MAX_PASSAGES, SCORER
 from verification.pipeline import MAX_QUOTE_CHARS, MODES
 from verification.samples import SAMPLE_QUOTES, sample_page_url
 from verification.serializers import VerifyQuoteInput
-from wiring.docs_tables import (
-    BATCH_ERRORS,
-    FETCH_ERRORS,
-    INGEST_ERRORS,
-    PAYMENT_ERRORS,
-    RECALL_ERRORS,
-    RECEIPT_VERIFY_ERRORS,
-    RESOLVE_ERRORS,
-    VERIFY_QUOTE_ERRORS,
-    claim_rows,
-    fact_statuses,
-    ledger_errors,
-    limits,
-    price_of,
-    prices,
-)
+from wiring.docs_tables import price_of, prices
 
 
 def _verify_quote() -> dict[str, Any]:
     threshold = VerifyQuoteInput().fields["threshold"]
     return {
-        "errors": VERIFY_QUOTE_ERRORS,
+        "errors": registry.errors("POST /v1/verify/quote"),
         "modes": MODES,
         "max_url": f"{MAX_URL_LENGTH:,}",
         "max_quote": f"{MAX_QUOTE_CHARS:,}",
@@ -79,14 +65,14 @@ def _verify_quote() -> dict[str, Any]:
 
 def _receipt_verify() -> dict[str, Any]:
     return {
-        "errors": RECEIPT_VERIFY_ERRORS,
+        "errors": registry.errors("POST /v1/receipt/verify"),
         "reasons": sorted(REASONS.items()),
         "algorithm": ALGORITHM,
         "typ": RECEIPT_TYP,
         "version": PAYLOAD_VERSION,
-        "page_claims": claim_rows(PageClaims),
-        "result_claims": claim_rows(ResultClaims),
-        "passage_claims": [name for name, _ in claim_rows(PassageClaims)],
+        "page_claims": registry.table("page claims"),
+        "result_claims": registry.table("result claims"),
+        "passage_claims": [name for name, _ in registry.table("passage claims")],
         "sample_quote": SAMPLE_QUOTES["fuzzy"],
     }
 
@@ -100,7 +86,7 @@ def _payments() -> dict[str, Any]:
         "prices": prices(),
         "quote_price": price_of("verify/quote"),
         "rules": CHARGING_RULES,
-        "errors": PAYMENT_ERRORS,
+        "errors": registry.errors("payment"),
         "network": settings.X402_NETWORK,
         "pay_to": settings.X402_PAY_TO,
         "rail": RAIL,
@@ -110,12 +96,12 @@ def _payments() -> dict[str, Any]:
 
 
 def _limits() -> dict[str, Any]:
-    return {"groups": limits()}
+    return {"groups": registry.limits()}
 
 
 def _batch(route: str, size: int) -> dict[str, Any]:
     return {
-        "errors": BATCH_ERRORS,
+        "errors": registry.errors(f"POST /v1/{route}"),
         "price": price_of(route),
         "max_size": size,
         "trial_max_size": PRICED_ROUTES[route].trial_max_size,
@@ -136,12 +122,12 @@ def _verify_citations() -> dict[str, Any]:
 
 
 def _fetch() -> dict[str, Any]:
-    return {"errors": FETCH_ERRORS, "price": price_of("fetch")}
+    return {"errors": registry.errors("POST /v1/fetch"), "price": price_of("fetch")}
 
 
 def _ledger_ingest() -> dict[str, Any]:
     return {
-        "errors": INGEST_ERRORS,
+        "errors": registry.errors("POST /v1/observations"),
         "max_messages": MAX_MESSAGES,
         "max_message_bytes": f"{MAX_MESSAGE_BYTES:,}",
         "predicates": [(name, rule[0]) for name, rule in sorted(PREDICATES.items())],
@@ -151,8 +137,8 @@ def _ledger_ingest() -> dict[str, Any]:
 def _ledger_recall() -> dict[str, Any]:
     fields = RecallIn().fields
     return {
-        "errors": RECALL_ERRORS,
-        "statuses": fact_statuses(),
+        "errors": registry.errors("POST /v1/recall"),
+        "statuses": registry.table("fact statuses"),
         "limit": fields["limit"],
         "predicates": sorted(PREDICATES),
     }
@@ -160,7 +146,7 @@ def _ledger_recall() -> dict[str, Any]:
 
 def _ledger_resolve() -> dict[str, Any]:
     return {
-        "errors": RESOLVE_ERRORS,
+        "errors": registry.errors("POST /v1/citations/resolve"),
         "limit": ResolveIn().fields["limit"],
         "page_kib": PAGE_BYTES // 1024,
         "context_bytes": CONTEXT_BYTES,
@@ -168,13 +154,13 @@ def _ledger_resolve() -> dict[str, Any]:
 
 
 def _ledger_rebuilds() -> dict[str, Any]:
-    return {"errors": ledger_errors("rebuild"), "extractor_version": EXTRACTOR_VERSION}
+    return {"errors": registry.errors("POST /v1/rebuilds"), "extractor_version": EXTRACTOR_VERSION}
 
 
 def _ledger(route: str) -> Callable[[], dict[str, Any]]:
     def context() -> dict[str, Any]:
         return {
-            "errors": ledger_errors(route),
+            "errors": registry.errors(route),
             "inventory_default": INVENTORY_DEFAULT_LIMIT,
             "inventory_max": INVENTORY_MAX_LIMIT,
             "authored": AUTHORED,
@@ -184,7 +170,7 @@ def _ledger(route: str) -> Callable[[], dict[str, Any]]:
 
 
 def _web_evidence() -> dict[str, Any]:
-    return {"errors": ledger_errors("authored"), "reasons": WEB_EVIDENCE_REASONS}
+    return {"errors": registry.errors("POST /v1/facts"), "reasons": WEB_EVIDENCE_REASONS}
 
 
 @dataclass(frozen=True)
@@ -294,7 +280,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/retraction",
         "Retraction",
         "POST /v1/facts/{id}/retract: withdraw a fact, or correct it with a replacement.",
-        _ledger("retract"),
+        _ledger("POST /v1/facts/{fact_id}/retract"),
         group="Fact ledger",
         route="POST /v1/facts/{fact_id}/retract",
     ),
@@ -302,7 +288,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/authored-records",
         "Authored records",
         "POST /v1/facts: a person states a fact directly, and the evidence says who.",
-        _ledger("authored"),
+        _ledger("POST /v1/facts"),
         group="Fact ledger",
         route="POST /v1/facts",
     ),
@@ -317,7 +303,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/record-inventory",
         "Record inventory",
         "GET /v1/facts: every fact of a project, newest first, a page at a time.",
-        _ledger("inventory"),
+        _ledger("GET /v1/facts"),
         group="Fact ledger",
         route="GET /v1/facts",
     ),
@@ -333,7 +319,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/erasures",
         "Erase",
         "POST /v1/erasures: delete a message or a subject's content; tombstones answer 404.",
-        _ledger("erasure"),
+        _ledger("POST /v1/erasures"),
         group="Fact ledger",
         route="POST /v1/erasures",
     ),
@@ -341,7 +327,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/subject-export",
         "Export a subject",
         "GET /v1/subjects/{subject}/export: everything about a subject, NDJSON, one snapshot.",
-        _ledger("export"),
+        _ledger("GET /v1/subjects/{subject}/export"),
         group="Fact ledger",
         route="GET /v1/subjects/{subject}/export",
     ),

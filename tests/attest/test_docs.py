@@ -31,6 +31,7 @@ import lxml.html
 import pytest
 from django.core.cache import cache
 
+from attest.registry import limits
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from citations.extract.intervals import STATUSES
@@ -40,7 +41,7 @@ from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
 from verification.batches import MAX_CITATIONS, MAX_QUOTES
 from wiring.docs import PAGES
-from wiring.docs_tables import limits, served
+from wiring.docs_tables import served
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,306 @@
+"""What verification registers for the docs pages: its routes' errors and its limits."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from attest.errors import Blocked, InvalidRequest, NotOnEdge, OverCapacity, RateLimited
+from attest.registry import (
+    BODY_ERRORS,
+    INTERNAL,
+    UNAVAILABLE,
+    Limit,
+    bytes_text,
+    raised,
+    refused_text,
+    register_errors,
+    register_limits,
+    seconds_text,
+)
+from billing.docs import PAYMENT_ERRORS, UNPAID_LIMIT
+from verification.addresses import MAX_URL_LENGTH
+from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
+from verification.capacity import UNCHARGED_FAILURES
+from verification.crossref import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
+from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
+from verification.engine.pace import BUDGETS
+from verification.engine.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
+from verification.engine.pdf_text import (
+    MAX_CHARS,
+    MAX_CONTENT_STREAM_BYTES,
+    MAX_DECODED_STREAM_BYTES,
+    MAX_PAGES,
+)
+from verification.fetch import MAX_REDIRECTS, DnsUnavailable, HostNotFound
+from verification.pdf_pool import PDF_SECONDS, PDF_WORKERS
+from verification.pdf_worker import PDF_WORKER_MEMORY
+from verification.pipeline import MAX_QUOTE_CHARS, MatchTooCostlyError
+from verification.robots import MAX_ROBOTS_BYTES, RobotsDisallowed
+from verification.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
+
+_PDF_QUEUE = raised(
+    OverCapacity,
+    "The page is a PDF and the shared PDF queue is full (details.reason pdf_queue_full); "
+    "retry after Retry-After.",
+)
+_DNS = raised(DnsUnavailable, "Our resolver failed or timed out (not a missing name); retry.")
+_QUEUES = raised(
+    OverCapacity,
+    "The shared match or PDF queue is full (details.reason match_queue_full or "
+    "pdf_queue_full); retry after Retry-After.",
+)
+VERIFY_QUOTE_ERRORS = (
+    raised(
+        InvalidRequest,
+        "A field is missing, of the wrong type or out of range; details.field names it.",
+    ),
+    *BODY_ERRORS,
+    raised(Blocked, "The host has an address that is not public, directly or after a redirect."),
+    raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
+    raised(HostNotFound, "The URL's host name does not resolve."),
+    raised(
+        MatchTooCostlyError,
+        "Fuzzy matching this quote on this page needs more work than one call may use.",
+    ),
+    UNPAID_LIMIT,
+    _PDF_QUEUE,
+    raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
+    _DNS,
+    UNAVAILABLE,
+    *PAYMENT_ERRORS,
+    INTERNAL,
+)
+BATCH_ERRORS = (
+    raised(
+        InvalidRequest,
+        "A field is missing, of the wrong type or out of range; details.field names the member, "
+        "such as citations[2].quote. An empty list is refused too.",
+    ),
+    *BODY_ERRORS,
+    raised(
+        Blocked,
+        "A URL (the first one in request order) or a redirect leads to an address that is not "
+        "public; details.field names it. The whole batch is refused.",
+    ),
+    raised(RobotsDisallowed, "robots.txt does not let AttestBot read a URL or a redirect."),
+    raised(CitationLimit, "More members than the route allows; split the batch."),
+    raised(HostNotFound, "No URL of the batch has a host name that resolves."),
+    raised(
+        MatchTooCostlyError,
+        "Every quote was over its fuzzy work limit or reached after the batch's share was "
+        "spent; details.failed lists them.",
+    ),
+    raised(
+        RateLimited,
+        "The caller's bucket of uncharged failed batches is empty (details.reason "
+        "uncharged_failures), or too many unpaid requests (unpaid_requests); retry after "
+        "Retry-After.",
+    ),
+    _QUEUES,
+    raised(NotOnEdge, "A page is a PDF and this server runs in edge mode."),
+    _DNS,
+    UNAVAILABLE,
+    *PAYMENT_ERRORS,
+    INTERNAL,
+)
+FETCH_ERRORS = (
+    raised(InvalidRequest, "url is missing, not http(s), too long or carries a password."),
+    *BODY_ERRORS,
+    raised(Blocked, "The host has an address that is not public, directly or after a redirect."),
+    raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
+    raised(HostNotFound, "The URL's host name does not resolve."),
+    UNPAID_LIMIT,
+    _PDF_QUEUE,
+    raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
+    _DNS,
+    UNAVAILABLE,
+    *PAYMENT_ERRORS,
+    INTERNAL,
+)
+
+
+def _requests() -> list[Limit]:
+    threshold = VerifyQuoteInput().fields["threshold"]
+    return [
+        Limit("URL length", f"{MAX_URL_LENGTH:,} characters", refused_text(InvalidRequest)),
+        Limit(
+            "Quote or claim, after normalisation",
+            f"{MAX_QUOTE_CHARS:,} characters",
+            refused_text(InvalidRequest),
+        ),
+        Limit(
+            "Quote or claim as sent (refused unread)",
+            f"{MAX_RAW_QUOTE_CHARS:,} characters",
+            refused_text(InvalidRequest),
+        ),
+        Limit(
+            "Fuzzy threshold",
+            f"{threshold.min_value:g} to {threshold.max_value:g}",
+            refused_text(InvalidRequest),
+        ),
+    ]
+
+
+def _fetching() -> list[Limit]:
+    return [
+        Limit(
+            "Whole fetch (every redirect hop and body read)",
+            seconds_text(settings.ATTEST_FETCH_DEADLINE),
+            "content_kind timeout: a charged result",
+            "ATTEST_FETCH_DEADLINE",
+        ),
+        Limit(
+            "Decoded page body",
+            bytes_text(settings.ATTEST_FETCH_MAX_BYTES),
+            "content_kind too_large: a charged result, nothing matched",
+            "ATTEST_FETCH_MAX_BYTES",
+        ),
+        Limit(
+            "Redirects followed",
+            str(MAX_REDIRECTS),
+            "content_kind http_error (too_many_redirects): a charged result",
+        ),
+        Limit("robots.txt read", bytes_text(MAX_ROBOTS_BYTES), "the rest is not parsed"),
+    ]
+
+
+def _pdf() -> list[Limit]:
+    return [
+        Limit("Pages read", f"{MAX_PAGES:,}", "the rest is left out; pdf.truncated"),
+        Limit("Characters read", f"{MAX_CHARS:,}", "the rest is left out; pdf.truncated"),
+        Limit(
+            "One page's content stream",
+            bytes_text(MAX_CONTENT_STREAM_BYTES),
+            "that page is skipped (signal pdf_pages_skipped)",
+        ),
+        Limit(
+            "One decompressed stream",
+            bytes_text(MAX_DECODED_STREAM_BYTES),
+            "its page is skipped, or the PDF is unsupported (pdf_unreadable)",
+        ),
+        Limit(
+            "Reading time, waiting for a reader included",
+            seconds_text(PDF_SECONDS),
+            "content_kind timeout (pdf_read_timeout): a charged result",
+        ),
+        Limit(
+            "Memory of each of the reader processes",
+            f"{bytes_text(PDF_WORKER_MEMORY)}, {PDF_WORKERS} processes",
+            "content_kind unsupported (pdf_unreadable): a charged result",
+        ),
+        Limit(
+            "Edge mode",
+            "on" if settings.ATTEST_EDGE else "off",
+            f"when on, any PDF: {refused_text(NotOnEdge)}",
+            "ATTEST_EDGE",
+        ),
+    ]
+
+
+def _matching() -> list[Limit]:
+    return [
+        Limit(
+            "Fuzzy work per call (quote length times page length)",
+            f"{FUZZY_WORK_PER_CALL:,} units",
+            refused_text(MatchTooCostlyError),
+        ),
+        Limit(
+            "Alignment cells for a quote of over 255 distinct characters",
+            f"{MAX_WIDE_ALPHABET_CELLS:,}",
+            refused_text(MatchTooCostlyError),
+        ),
+        Limit(
+            "Passages per claim",
+            f"{MAX_PASSAGES}, each text cut at {TEXT_CAP} characters, "
+            f"at most {MAX_MISSING} missing words",
+            "the best ones are kept",
+        ),
+    ]
+
+
+def _crossref() -> list[Limit]:
+    return [
+        Limit(
+            "Lookups for paid calls, across all callers",
+            f"{BUDGETS['paid']} a minute",
+            "crossref.status skipped (reason rate_limited); the call is charged as usual",
+        ),
+        Limit(
+            "Lookups for free trial calls, a budget of their own",
+            f"{BUDGETS['trial']} a minute",
+            "crossref.status skipped (reason rate_limited); the trial call counts as usual",
+        ),
+        Limit(
+            "One Crossref request",
+            seconds_text(settings.ATTEST_CROSSREF_TIMEOUT),
+            "crossref.status skipped (reason timeout)",
+            "ATTEST_CROSSREF_TIMEOUT",
+        ),
+        Limit(
+            "All lookups of one round of a call, waiting for the one turn included",
+            seconds_text(LOOKUPS_DEADLINE_SECONDS),
+            "crossref.status skipped (reason busy)",
+        ),
+        Limit(
+            "Answers kept (not_found included)",
+            f"{CACHE_FOR.days} day",
+            "asked again after it; skipped lookups are not kept",
+        ),
+        Limit(
+            "DOI lookups",
+            "on" if settings.ATTEST_CROSSREF_URL else "off",
+            "when off, no crossref block and no summary.retracted or doi_unchecked",
+            "ATTEST_CROSSREF_URL",
+        ),
+    ]
+
+
+def _batches() -> list[Limit]:
+    empty = " (an empty list: " + refused_text(InvalidRequest) + ")"
+    return [
+        Limit(
+            "Citations in one verify/citations call",
+            f"1 to {MAX_CITATIONS}",
+            refused_text(CitationLimit) + empty,
+        ),
+        Limit(
+            "Quotes in one verify/quotes call",
+            f"1 to {MAX_QUOTES}",
+            refused_text(CitationLimit) + empty,
+        ),
+        Limit(
+            "Fuzzy work shared by one batch's quotes",
+            f"{BATCH_FUZZY_WORK:,} units",
+            "the quotes past it carry error match_too_costly; all of them: "
+            + refused_text(MatchTooCostlyError),
+        ),
+        Limit(
+            "Uncharged failed batches per caller IP",
+            f"{UNCHARGED_FAILURES.size}, one back every {UNCHARGED_FAILURES.refill_seconds:g} s",
+            "429 rate_limited (details.reason uncharged_failures), not charged",
+        ),
+        Limit(
+            "Batches matched at once, and waiting",
+            f"{settings.ATTEST_MATCH_SLOTS}, and {settings.ATTEST_MATCH_QUEUE} waiting",
+            "503 over_capacity (details.reason match_queue_full), not charged",
+            "ATTEST_MATCH_SLOTS, ATTEST_MATCH_QUEUE",
+        ),
+        Limit(
+            "PDFs read at once, and waiting",
+            f"{settings.ATTEST_PDF_READERS}, and {settings.ATTEST_PDF_QUEUE} waiting",
+            "503 over_capacity (details.reason pdf_queue_full), not charged",
+            "ATTEST_PDF_READERS, ATTEST_PDF_QUEUE",
+        ),
+    ]
+
+
+register_errors("POST /v1/verify/quote", VERIFY_QUOTE_ERRORS)
+register_errors("POST /v1/verify/quotes", BATCH_ERRORS)
+register_errors("POST /v1/verify/citations", BATCH_ERRORS)
+register_errors("POST /v1/fetch", FETCH_ERRORS)
+register_limits("Requests", _requests)
+register_limits("Fetching a page", _fetching)
+register_limits("PDF", _pdf)
+register_limits("Matching", _matching)
+register_limits("Crossref lookups (pages with a DOI)", _crossref)
+register_limits("Batches", _batches)
