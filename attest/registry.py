@@ -146,6 +146,9 @@ def table(name: str) -> list[Any]:
 
 
 def daily() -> tuple[DailyCounts, ...]:
+    """The dashboard's counts (the apps' admin modules register them when the admin loads)."""
+    if not _daily:
+        raise LookupError("no app registered dashboard counts (are the admin modules loaded?)")
     return tuple(_daily)
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import BigIntegerField, Sum
+from django.db.models.functions import Cast, TruncDate
 
 from attest.admin import ReadOnlyAdmin
+from attest.registry import register_daily
 from billing.models import (
     LocalTransfer,
     Offer,
@@ -126,3 +129,26 @@ class LocalTransferAdmin(LedgerAdmin):
     @admin.display(description="transaction", ordering="transaction")
     def short_tx(self, obj: LocalTransfer) -> str:
         return _short(obj.transaction)
+
+
+def daily_counts(start):
+    """The dashboard's refused payments and settled amounts per UTC day since start."""
+    refusals = (
+        Refusal.objects.filter(minute__gte=start)
+        .annotate(day=TruncDate("minute"))
+        .values("day")
+        .annotate(total=Sum("count"))
+    )
+    for row in refusals:
+        yield row["day"], "payment_refusals", row["total"]
+    settled = (
+        Settlement.objects.filter(created_at__gte=start, success=True)
+        .annotate(day=TruncDate("created_at"))
+        .values("day", "network", "claim__asset")
+        .annotate(total=Sum(Cast("amount", BigIntegerField())))
+    )
+    for row in settled:
+        yield row["day"], "settled", {f"{row['network']}|{row['claim__asset']}": row["total"]}
+
+
+register_daily(daily_counts)

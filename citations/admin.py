@@ -5,7 +5,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.db.models import OuterRef, Subquery
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import TruncDate
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -14,6 +15,7 @@ from django.utils.safestring import mark_safe
 
 from attest.admin import InputFilter, ReadOnlyAdmin, ReadOnlyInline
 from attest.errors import AttestError
+from attest.registry import register_daily
 from citations import models
 from citations.extract.intervals import STATUSES
 from citations.extract.timeline import Bar, timeline_svg
@@ -444,3 +446,18 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_select_related = ["project"]
     list_filter = ["operation", "outcome"]
     search_fields = ["request_id", "actor"]
+
+
+def daily_counts(start):
+    """The dashboard's ledger operations (audit events) per UTC day since start."""
+    events = (
+        models.AuditEvent.objects.filter(created_at__gte=start)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(total=Count("id"))
+    )
+    for row in events:
+        yield row["day"], "ledger", row["total"]
+
+
+register_daily(daily_counts)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db.models import Q
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import TruncDate
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from attest.admin import ReadOnlyAdmin, milliseconds
+from attest.registry import register_daily
 from billing.models import PaymentClaim
 from verification.models import Batch, CrossrefAnswer, CrossrefLookup, RefusalTally, Verification
 
@@ -238,3 +240,38 @@ class CrossrefLookupAdmin(ReadOnlyAdmin):
     @admin.display(description="latency", ordering="latency_ms")
     def latency(self, obj: CrossrefLookup) -> str:
         return milliseconds(obj.latency_ms)
+
+
+def daily_counts(start):
+    """The dashboard's calls, charged calls, refusals and failures per UTC day since start.
+
+    Calls are the recorded requests plus those refused before payment (the tallies).
+    """
+    records = (
+        Verification.objects.filter(created_at__gte=start)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(
+            calls=Count("id"),
+            charged=Count("id", filter=CHARGED),
+            refused=Count("id", filter=Q(outcome=Verification.Outcome.REFUSED)),
+            failed=Count("id", filter=Q(outcome=Verification.Outcome.FAILED)),
+        )
+    )
+    for row in records:
+        yield row["day"], "calls", row["calls"]
+        yield row["day"], "charged", row["charged"]
+        yield row["day"], "refusals", row["refused"]
+        yield row["day"], "failures", row["failed"]
+    tallies = (
+        RefusalTally.objects.filter(hour__gte=start)
+        .annotate(day=TruncDate("hour"))
+        .values("day")
+        .annotate(total=Sum("count"))
+    )
+    for row in tallies:
+        yield row["day"], "calls", row["total"]
+        yield row["day"], "refusals", row["total"]
+
+
+register_daily(daily_counts)

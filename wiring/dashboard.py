@@ -1,6 +1,8 @@
 """The staff dashboard: calls, charges, refusals and failures per UTC day, with a chart.
 
-Figures come from the records the service already keeps, counted in the database:
+Figures come from the records the service already keeps, counted in the database by the
+app that keeps them (each app's ``admin.py`` registers its counts with
+``attest.registry.register_daily``; this module adds them up per day):
 
 - verification records (``verification.Verification``): one per request that got past the
   checks made before payment, with its outcome and tier;
@@ -12,28 +14,22 @@ Figures come from the records the service already keeps, counted in the database
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from xml.sax.saxutils import escape
 
 from django.contrib import admin
 from django.contrib.auth.decorators import permission_required
-from django.db.models import BigIntegerField, Count, Q, Sum
-from django.db.models.functions import Cast, TruncDate
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from billing.models import Refusal, Settlement
+from attest import registry
 from billing.money import token_amount
-from citations.models import AuditEvent
-from verification.models import RefusalTally, Verification
 
 MAX_DAYS = 90
 DEFAULT_DAYS = 14
-CHARGED = Q(outcome=Verification.Outcome.ANSWERED) & Q(tier__in=["trial", "paid"])
 
 
 @dataclass
@@ -47,6 +43,16 @@ class Day:
     ledger: int = 0  # ledger operations (audit events)
     settled: dict[str, int] = field(default_factory=dict)  # (network|asset) -> atomic units
 
+    def add(self, column: str, amount) -> None:
+        """Add an app's count to a column; "settled" adds {"network|asset": units} per key."""
+        if column == "settled":
+            for key, units in amount.items():
+                self.settled[key] = self.settled.get(key, 0) + units
+        elif column in _COUNTED:
+            setattr(self, column, getattr(self, column) + amount)
+        else:
+            raise ValueError(f"the dashboard has no column {column!r}")
+
     @property
     def money(self) -> str:
         parts = [
@@ -56,6 +62,9 @@ class Day:
         return ", ".join(parts) or "—"
 
 
+_COUNTED = ("calls", "charged", "refusals", "payment_refusals", "failures", "ledger")
+
+
 def _window(days: int, today: date) -> tuple[datetime, list[date]]:
     first = today - timedelta(days=days - 1)
     start = datetime.combine(first, time.min, tzinfo=timezone.get_current_timezone())
@@ -63,69 +72,15 @@ def _window(days: int, today: date) -> tuple[datetime, list[date]]:
 
 
 def daily_figures(*, days: int = DEFAULT_DAYS, today: date | None = None) -> list[Day]:
-    """One row per UTC day, oldest first, the last one ``today``."""
+    """One row per UTC day, oldest first, the last one ``today``: the apps' counts added up."""
     today = today or timezone.now().date()
     start, span = _window(days, today)
     rows = {day: Day(day) for day in span}
-
-    records = (
-        Verification.objects.filter(created_at__gte=start)
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(
-            calls=Count("id"),
-            charged=Count("id", filter=CHARGED),
-            refused=Count("id", filter=Q(outcome=Verification.Outcome.REFUSED)),
-            failed=Count("id", filter=Q(outcome=Verification.Outcome.FAILED)),
-        )
-    )
-    for row in records:
-        if row["day"] in rows:
-            day = rows[row["day"]]
-            day.calls += row["calls"]
-            day.charged += row["charged"]
-            day.refusals += row["refused"]
-            day.failures += row["failed"]
-
-    tallies = (
-        RefusalTally.objects.filter(hour__gte=start)
-        .annotate(day=TruncDate("hour"))
-        .values("day")
-        .annotate(total=Sum("count"))
-    )
-    for row in tallies:
-        if row["day"] in rows:
-            rows[row["day"]].calls += row["total"]
-            rows[row["day"]].refusals += row["total"]
-
-    for row in _per_day(Refusal.objects.filter(minute__gte=start), "minute", Sum("count")):
-        if row["day"] in rows:
-            rows[row["day"]].payment_refusals += row["total"]
-
-    for row in _per_day(
-        AuditEvent.objects.filter(created_at__gte=start), "created_at", Count("id")
-    ):
-        if row["day"] in rows:
-            rows[row["day"]].ledger += row["total"]
-
-    settled = (
-        Settlement.objects.filter(created_at__gte=start, success=True)
-        .annotate(day=TruncDate("created_at"))
-        .values("day", "network", "claim__asset")
-        .annotate(total=Sum(Cast("amount", BigIntegerField())))
-    )
-    sums: dict[date, dict[str, int]] = defaultdict(dict)
-    for row in settled:
-        key = f"{row['network']}|{row['claim__asset']}"
-        sums[row["day"]][key] = sums[row["day"]].get(key, 0) + row["total"]
-    for day, amounts in sums.items():
-        if day in rows:
-            rows[day].settled = amounts
+    for counts in registry.daily():
+        for day, column, amount in counts(start):
+            if day in rows:
+                rows[day].add(column, amount)
     return [rows[day] for day in span]
-
-
-def _per_day(queryset, column: str, total):
-    return queryset.annotate(day=TruncDate(column)).values("day").annotate(total=total)
 
 
 # --- the chart -----------------------------------------------------------------------------
@@ -217,10 +172,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     days = daily_figures(days=_days(request))
     totals = Day(days[-1].day)
     for day in days:
-        for name in ("calls", "charged", "refusals", "payment_refusals", "failures", "ledger"):
-            setattr(totals, name, getattr(totals, name) + getattr(day, name))
-        for key, amount in day.settled.items():
-            totals.settled[key] = totals.settled.get(key, 0) + amount
+        for name in _COUNTED:
+            totals.add(name, getattr(day, name))
+        totals.add("settled", day.settled)
     context = {
         **admin.site.each_context(request),
         "title": "Dashboard",

@@ -1,0 +1,61 @@
+"""The registry the apps fill (attest.registry) and the wiring reads: errors, limits, panels."""
+
+from __future__ import annotations
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+from attest import registry
+from wiring.dashboard import Day
+from wiring.docs import PAGES
+
+
+def test_reading_a_route_no_app_registered_raises_instead_of_an_empty_table():
+    with pytest.raises(LookupError, match="POST /v1/nowhere"):
+        registry.errors("POST /v1/nowhere")
+    with pytest.raises(LookupError, match="no such table"):
+        registry.table("no such table")
+
+
+def test_a_route_s_errors_are_registered_once():
+    with pytest.raises(ValueError, match="registered already"):
+        registry.register_errors("POST /v1/fetch", ())
+
+
+def test_a_limit_joins_only_a_group_the_limits_page_shows():
+    with pytest.raises(ValueError, match="not a limits group"):
+        registry.register_limits("Elsewhere", list)
+
+
+def test_the_limits_page_shows_the_groups_in_their_order_each_one_filled():
+    groups = registry.limits()
+    assert [name for name, _ in groups] == list(registry.LIMIT_GROUPS)
+    assert all(rows for _, rows in groups)
+
+
+def test_a_dashboard_count_names_a_column_the_dashboard_has():
+    day = Day(None)
+    day.add("calls", 2)
+    day.add("settled", {"n|a": 5})
+    day.add("settled", {"n|a": 1})
+    assert (day.calls, day.settled) == (2, {"n|a": 6})
+    with pytest.raises(ValueError, match="no column"):
+        day.add("visits", 1)
+
+
+def test_every_app_registers_its_dashboard_counts():
+    owners = {counts.__module__ for counts in registry.daily()}
+    assert owners == {"verification.admin", "billing.admin", "citations.admin"}
+
+
+@pytest.mark.parametrize("doc", [d for d in PAGES if d.route], ids=lambda d: d.slug)
+def test_each_registered_error_is_one_the_route_s_schema_documents(doc):
+    method, path = doc.route.split(" ", 1)
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    responses = schema["paths"][path][method.lower()]["responses"]
+    for error in registry.errors(doc.route):
+        assert str(error.status) in responses, (doc.route, error.status)
+        content = responses[str(error.status)].get("content", {}).get("application/json", {})
+        codes = content.get("schema", {}).get("properties", {}).get("error", {})
+        enum = codes.get("properties", {}).get("code", {}).get("enum")
+        assert enum and error.code in enum, (doc.route, error.status, error.code, enum)
