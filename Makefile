@@ -17,7 +17,7 @@ help:
 	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
 	@echo "make worker     run only the background task worker (project rebuilds)"
 	@echo "make test       run the whole test suite (SQLite unless DATABASE_URL is set)"
-	@echo "make lint       ruff check and ruff format --check"
+	@echo "make lint       ruff check, ruff format --check and the import contract"
 	@echo "make format     ruff format and ruff check --fix"
 	@echo "make migrate    apply database migrations"
 	@echo "make superuser  create a staff user for the admin"
@@ -57,6 +57,7 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff format .
