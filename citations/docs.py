@@ -106,6 +106,7 @@ register_errors(
             "longer checks or no longer signs its quote; no evidence is returned.",
         ),
         UNAVAILABLE,
+        INTERNAL,
     ),
 )
 register_errors(

@@ -48,14 +48,20 @@ def test_every_app_registers_its_dashboard_counts():
     assert owners == {"verification.admin", "billing.admin", "citations.admin"}
 
 
+def _schema_codes(responses: dict, status: str) -> set[str]:
+    content = responses[status].get("content", {}).get("application/json", {})
+    error = content.get("schema", {}).get("properties", {}).get("error", {})
+    return set(error.get("properties", {}).get("code", {}).get("enum") or ())
+
+
 @pytest.mark.parametrize("doc", [d for d in PAGES if d.route], ids=lambda d: d.slug)
-def test_each_registered_error_is_one_the_route_s_schema_documents(doc):
+def test_a_route_s_registered_errors_are_the_codes_its_schema_documents(doc):
+    """Per status, the docs page's list and the schema's enum name the same codes."""
     method, path = doc.route.split(" ", 1)
     schema = SchemaGenerator().get_schema(request=None, public=True)
     responses = schema["paths"][path][method.lower()]["responses"]
+    registered: dict[str, set[str]] = {}
     for error in registry.errors(doc.route):
-        assert str(error.status) in responses, (doc.route, error.status)
-        content = responses[str(error.status)].get("content", {}).get("application/json", {})
-        codes = content.get("schema", {}).get("properties", {}).get("error", {})
-        enum = codes.get("properties", {}).get("code", {}).get("enum")
-        assert enum and error.code in enum, (doc.route, error.status, error.code, enum)
+        registered.setdefault(str(error.status), set()).add(error.code)
+    documented = {status: _schema_codes(responses, status) for status in responses}
+    assert registered == {status: codes for status, codes in documented.items() if codes}
