@@ -19,9 +19,9 @@ from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES
+from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn
 from citations.auth import ProjectSuspended
 from citations.extract.intervals import STATUSES
-from citations.rebuilds import RebuildAlreadyRunning
 from citations.selectors import (
     PAGE_BYTES,
     RESOLVE_MAX_LIMIT,
@@ -31,10 +31,10 @@ from citations.selectors import (
 from citations.selectors import (
     CitationLimit as EvidenceTooLarge,
 )
-from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn
+from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services import MessageConflict
 from citations.services.corrections import AlreadyRetracted, FactNotBelieved
-from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
+from citations.services.rebuilds import RebuildAlreadyRunning
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
 from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
@@ -190,7 +190,7 @@ FETCH_ERRORS = (
     *PAYMENT_ERRORS,
     _INTERNAL,
 )
-# Every ledger route checks the credential first (citations.auth, citations.views).
+# Every ledger route checks the credential first (citations.auth, citations.api.views).
 LEDGER_AUTH_ERRORS = (
     ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
     _raised(ProjectSuspended, "The credential's project is suspended."),

@@ -9,11 +9,11 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from citations import lifecycle_serializers as s
-from citations.erasure import erasure_perform
-from citations.export import subject_export
-from citations.rebuilds import rebuild_get, rebuild_project_start, rebuild_source
-from citations.views import LedgerView, ledger_errors
+from citations.api import lifecycle_serializers as s
+from citations.api.views import LedgerView, ledger_errors
+from citations.services.erasure import erasure_perform
+from citations.services.export import subject_export
+from citations.services.rebuilds import rebuild_get, rebuild_project_start, rebuild_source
 
 UNKNOWN_SOURCE = "`not_found`: the subject or message is unknown or erased."
 

@@ -28,6 +28,7 @@ from django.db.models.functions import Substr
 from django.utils import timezone
 
 from attest.errors import NotFound, client_code
+from citations.api.serializers import FactOut
 from citations.models import (
     Evidence,
     EvidenceKind,
@@ -39,12 +40,11 @@ from citations.models import (
     WebSource,
 )
 from citations.models import Subject as SubjectModel
-from citations.rebuilds import KIND_NAMES
 from citations.selectors import EvidenceMismatch, fact_view, iso_utc
-from citations.serializers import FactOut
+from citations.selectors.web_evidence import source_retracted, web_source_intact
 from citations.services.audit import audit_failure, audit_record
+from citations.services.rebuilds import KIND_NAMES
 from citations.services.tenancy import subject_get_live
-from citations.web_evidence import source_retracted, web_source_intact
 
 logger = logging.getLogger("attest.citations")
 
