@@ -183,7 +183,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MatchModeEnum": "verification.pipeline.MODES",
         "MatchVerdictEnum": "verification.pipeline.VERDICTS",
-        "RebuildKindEnum": "citations.rebuilds.REBUILD_KINDS",
+        "RebuildKindEnum": "citations.services.rebuilds.REBUILD_KINDS",
         "FactStatusEnum": "citations.extract.intervals.STATUSES",
     },
 }

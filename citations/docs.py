@@ -19,9 +19,9 @@ from attest.registry import (
     register_limits,
     register_table,
 )
+from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn
 from citations.auth import ProjectSuspended
 from citations.extract.intervals import STATUSES
-from citations.rebuilds import RebuildAlreadyRunning
 from citations.selectors import (
     PAGE_BYTES,
     RESOLVE_MAX_LIMIT,
@@ -31,12 +31,12 @@ from citations.selectors import (
 from citations.selectors import (
     CitationLimit as EvidenceTooLarge,
 )
-from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn
+from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services import MessageConflict
 from citations.services.corrections import AlreadyRetracted, FactNotBelieved
-from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
+from citations.services.rebuilds import RebuildAlreadyRunning
 
-# Every ledger route checks the credential first (citations.auth, citations.views).
+# Every ledger route checks the credential first (citations.auth, citations.api.views).
 LEDGER_AUTH_ERRORS = (
     ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
     raised(ProjectSuspended, "The credential's project is suspended."),

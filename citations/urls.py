@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from citations import lifecycle_views, views
+from citations.api import lifecycle_views, views
 
 urlpatterns = [
     path("v1/observations", views.ObservationsView.as_view(), name="observations"),

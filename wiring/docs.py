@@ -20,6 +20,7 @@ from django.views.decorators.http import require_safe
 from attest import registry
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
+from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
 from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
 from citations.selectors import (
     CONTEXT_BYTES,
@@ -27,9 +28,8 @@ from citations.selectors import (
     INVENTORY_MAX_LIMIT,
     PAGE_BYTES,
 )
-from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
+from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services.placement import AUTHORED
-from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION

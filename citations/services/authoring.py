@@ -14,17 +14,13 @@ from attest.errors import InvalidRequest, NotFound
 from citations.extract.extractor import PREDICATES, Extraction, value_key
 from citations.models import Evidence, Fact, FactVersion, Observation, Project, Role, Subject
 from citations.selectors import ResolvedCitation, resolve_fact
+from citations.selectors.web_evidence import CheckedWebQuote, WebQuoteIn, web_evidence_check
 from citations.services.audit import audit_record
 from citations.services.ingest import ingest_generation
 from citations.services.placement import LedgerWrite, apply_extraction
 from citations.services.reads import read_snapshot
 from citations.services.timeline import known_now, revise
-from citations.web_evidence import (
-    CheckedWebQuote,
-    WebQuoteIn,
-    web_evidence_add,
-    web_evidence_check,
-)
+from citations.services.web_evidence import web_evidence_add
 
 # The column that compares values (Fact.value_key) holds this many characters.
 VALUE_KEY_CHARS = Fact._meta.get_field("value_key").max_length
@@ -129,9 +125,9 @@ def fact_author(
     """An authored record: a fact a person states directly, audited like any write.
 
     With ``web_evidence`` the record is backed by quotes Attest verified on web pages;
-    each is checked (see citations.web_evidence) before anything is written, and without an
-    ``authored_by`` the credential's actor is the author. Returns the fact as resolve
-    shows it.
+    each is checked (see citations.selectors.web_evidence) before anything is written,
+    and without an ``authored_by`` the credential's actor is the author. Returns the fact
+    as resolve shows it.
     """
     web = web_evidence_check(web_evidence)
     with transaction.atomic():

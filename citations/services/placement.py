@@ -40,7 +40,7 @@ from citations.models import (
     Subject,
 )
 from citations.services.timeline import current_status
-from citations.web_evidence import web_sources_copy
+from citations.services.web_evidence import web_sources_copy
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from citations.extract.extractor import EXTRACTOR_VERSION
 from citations.models import Generation, Subject
-from citations.rebuilds import rebuild_subject
 from citations.services import MessageIn, observations_ingest
+from citations.services.rebuilds import rebuild_subject
 from tests.citations.factories import ProjectFactory
 from tests.citations.test_timeline_properties import full_timeline, moves, same_instant_statements
 

@@ -19,7 +19,7 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 
-from citations.views import LedgerView
+from citations.api.views import LedgerView
 
 pytestmark = pytest.mark.django_db
 

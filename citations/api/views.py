@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from attest.errors import NotFound, RateLimited, client_code
 from attest.ratelimit import rate_limit
 from attest.schema import error_response
-from citations import serializers as s
+from citations.api import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
 from citations.selectors import INVENTORY_DEFAULT_LIMIT
 from citations.services import (

@@ -18,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
+from typing import Any
 
 from django.db import connection, models, transaction
 from django.db.models import F
@@ -39,12 +40,11 @@ from citations.models import (
     WebSource,
 )
 from citations.models import Subject as SubjectModel
-from citations.rebuilds import KIND_NAMES
-from citations.selectors import EvidenceMismatch, fact_view, iso_utc
-from citations.serializers import FactOut
+from citations.selectors import EvidenceMismatch, FactView, fact_view, iso_utc
+from citations.selectors.web_evidence import source_retracted, web_source_intact
 from citations.services.audit import audit_failure, audit_record
+from citations.services.rebuilds import KIND_NAMES
 from citations.services.tenancy import subject_get_live
-from citations.web_evidence import source_retracted, web_source_intact
 
 logger = logging.getLogger("attest.citations")
 
@@ -83,9 +83,17 @@ def _line(kind: str, body: dict) -> bytes:
 
 
 def subject_export(
-    *, project: Project, subject_id: str, actor: str, request_id: str = ""
+    *,
+    project: Project,
+    subject_id: str,
+    actor: str,
+    render_fact: Callable[[FactView], Mapping[str, Any]],
+    request_id: str = "",
 ) -> Iterator[bytes]:
     """Check the subject, audit the export, and return its lines (already in the snapshot).
+
+    ``render_fact`` is the API's rendering of a fact as resolve shows it (its output
+    serializer's), so a fact line and resolve's answer cannot drift apart.
 
     The first line is produced before this returns, so an unknown or erased subject is a
     404 rather than an empty stream.
@@ -99,7 +107,7 @@ def subject_export(
             object_ids=[str(subject.pk)],
             request_id=request_id,
         )
-    lines = _lines(project, subject.pk)
+    lines = _lines(project, subject.pk, render_fact)
     first = next(lines)
     return _chain(
         first,
@@ -131,7 +139,9 @@ def _chain(
         raise
 
 
-def _lines(project: Project, subject_pk: int) -> Iterator[bytes]:
+def _lines(
+    project: Project, subject_pk: int, render_fact: Callable[[FactView], Mapping[str, Any]]
+) -> Iterator[bytes]:
     with export_snapshot():
         subject = (
             SubjectModel.objects.for_project(project)
@@ -153,7 +163,7 @@ def _lines(project: Project, subject_pk: int) -> Iterator[bytes]:
             counts["observation"] += 1
             yield line
         generations: set[int] = set()
-        for line in _facts(project, subject, generations):
+        for line in _facts(project, subject, generations, render_fact):
             counts["fact"] += 1
             yield line
         for line in _evidence(project, subject):
@@ -219,7 +229,12 @@ def _version_json(version: FactVersion) -> dict:
     }
 
 
-def _facts(project: Project, subject, generations: set[int]) -> Iterator[bytes]:
+def _facts(
+    project: Project,
+    subject,
+    generations: set[int],
+    render_fact: Callable[[FactView], Mapping[str, Any]],
+) -> Iterator[bytes]:
     """One line a fact: its latest version as resolve shows it, and every version."""
     rows = (
         FactVersion.objects.for_project(project)
@@ -227,23 +242,25 @@ def _facts(project: Project, subject, generations: set[int]) -> Iterator[bytes]:
         .select_related("fact", "fact__subject", "retraction")
         .order_by("fact_id", "seq")
     )
-    # One serializer for every line: building its fields costs more than rendering a fact.
-    renderer = FactOut()
     history: list[FactVersion] = []
     for version in rows.iterator(chunk_size=CHUNK):
         if history and history[-1].fact_id != version.fact_id:
-            yield _fact_line(renderer, history, generations)
+            yield _fact_line(render_fact, history, generations)
             history = []
         history.append(version)
     if history:
-        yield _fact_line(renderer, history, generations)
+        yield _fact_line(render_fact, history, generations)
 
 
-def _fact_line(renderer: FactOut, history: list[FactVersion], generations: set[int]) -> bytes:
+def _fact_line(
+    render_fact: Callable[[FactView], Mapping[str, Any]],
+    history: list[FactVersion],
+    generations: set[int],
+) -> bytes:
     latest = history[-1]
     generations.add(latest.fact.generation_id)
     generations.update(v.reinterpreted_by_id for v in history if v.reinterpreted_by_id)
-    body = dict(renderer.to_representation(fact_view(latest)))
+    body = dict(render_fact(fact_view(latest)))
     body["versions"] = [_version_json(version) for version in history]
     return _line("fact", body)
 

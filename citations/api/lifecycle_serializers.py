@@ -6,8 +6,8 @@ from rest_framework import serializers
 
 from attest.fields import StrictCharField, StrictChoiceField
 from citations.models import Generation
-from citations.rebuilds import KIND_NAMES, REBUILD_KINDS
 from citations.selectors import iso_utc
+from citations.services.rebuilds import KIND_NAMES, REBUILD_KINDS
 
 
 class RebuildIn(serializers.Serializer):

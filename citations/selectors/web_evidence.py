@@ -1,4 +1,4 @@
-"""Web evidence: a quote Attest verified on a page, admitted to the ledger with its receipt.
+"""Web evidence read: a quote Attest verified on a page, checked against its receipt.
 
 The receipt is the proof. Admission checks its signature against the service's own keys
 (retired keys included), that it came from a verifying route, that the quote's SHA-256
@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from attest.errors import InvalidRequest
-from citations.models import Evidence, EvidenceKind, WebSource
+from citations.models import Evidence, WebSource
 from receipts.payloads import quote_sha256
 from receipts.services import verify_receipt
 from verification.engine.normalise import normalise
@@ -205,49 +205,6 @@ def web_evidence_check(items: Sequence[WebQuoteIn]) -> list[CheckedWebQuote]:
             ) from None
         checked.append(CheckedWebQuote(item, signed))
     return checked
-
-
-def web_evidence_add(authored: Evidence, checked: Sequence[CheckedWebQuote]) -> None:
-    """Store each checked quote as a ``web`` row beside the record's own (saved) row."""
-    for piece in checked:
-        row = Evidence.objects.create(
-            project=authored.project,
-            fact=authored.fact,
-            observation=authored.observation,
-            kind=EvidenceKind.WEB,
-            byte_start=authored.byte_start,
-            byte_end=authored.byte_end,
-            quote_sha256=quote_sha256(piece.given.quote),
-            extractor_version=authored.extractor_version,
-            authored_by=authored.authored_by,
-            asserted_from=authored.asserted_from,
-            asserted_precision=authored.asserted_precision,
-            created_at=authored.created_at,
-        )
-        WebSource.objects.create(
-            evidence=row,
-            quote=piece.given.quote,
-            receipt=piece.given.receipt,
-            receipt_index=piece.given.index,
-            **vars(piece.signed),
-        )
-
-
-def web_sources_copy(sources: Sequence[Evidence], moved: Sequence[Evidence]) -> None:
-    """A moved web row keeps its page and receipt: copy them to the row that replaces it."""
-    pairs = [
-        (old, new) for old, new in zip(sources, moved, strict=True) if old.kind == EvidenceKind.WEB
-    ]
-    if not pairs:
-        return
-    webs = WebSource.objects.in_bulk([old.pk for old, _ in pairs])
-    copies = []
-    for old, new in pairs:
-        web = webs[old.pk]
-        web.pk = None
-        web.evidence = new
-        copies.append(web)
-    WebSource.objects.bulk_create(copies)
 
 
 def web_source_intact(evidence: Evidence) -> bool:

@@ -21,8 +21,8 @@ from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
 from citations.models import EvidenceKind, Role
 from citations.selectors import MAX_OFFSET, iso_utc
+from citations.selectors.web_evidence import REASONS, WebQuoteIn
 from citations.services.authoring import AuthoredStatement
-from citations.web_evidence import REASONS, WebQuoteIn
 
 MAX_WEB_EVIDENCE = 20
 # As verify/quote takes a quote as sent; a receipt as receipts.core.jws caps it.

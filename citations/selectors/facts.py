@@ -26,7 +26,7 @@ from citations.models import (
     Project,
     Retraction,
 )
-from citations.web_evidence import source_retracted, web_source_intact
+from citations.selectors.web_evidence import source_retracted, web_source_intact
 
 RESOLVE_DEFAULT_LIMIT = 8
 RESOLVE_MAX_LIMIT = 32

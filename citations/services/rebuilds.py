@@ -248,10 +248,19 @@ def _finish(generation: Generation, *, retired: int, admitted: int, subjects: in
 # --- the whole project -------------------------------------------------------
 
 
-def rebuild_project_start(*, project: Project, actor: str, request_id: str = "") -> Generation:
-    """Admit a project generation and queue its run; the caller follows it by its ID."""
-    from citations.tasks import project_rebuild
+def rebuild_project_start(
+    *,
+    project: Project,
+    actor: str,
+    enqueue: Callable[[int], str],
+    request_id: str = "",
+) -> Generation:
+    """Admit a project generation and queue its run; the caller follows it by its ID.
 
+    ``enqueue`` queues the run of a generation ID and returns the job's ID: the task
+    module's ``project_rebuild_enqueue``, which calls back into this module, so this
+    module never imports it.
+    """
     with transaction.atomic():
         # One project rebuild at a time: the project row serialises the check.
         Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -273,8 +282,7 @@ def rebuild_project_start(*, project: Project, actor: str, request_id: str = "")
             .count(),
         )
         # Queued in the same transaction: the job exists exactly when the generation does.
-        result = project_rebuild.enqueue(generation_id=generation.pk)
-        generation.task_id = str(result.id)
+        generation.task_id = enqueue(generation.pk)
         generation.save(update_fields=["task_id"])
         audit_record(
             project=project,

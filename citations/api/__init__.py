@@ -1,0 +1,1 @@
+"""The api subpackage: the ledger's views and serializers (validate, call one service, render)."""
