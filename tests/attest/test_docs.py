@@ -40,7 +40,7 @@ from receipts.check.cli import main as check_main
 from receipts.core.check_findings import FAILURE_KINDS
 from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
-from verification.batches import MAX_CITATIONS, MAX_QUOTES
+from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES
 
 pytestmark = pytest.mark.django_db
 
