@@ -181,8 +181,8 @@ SPECTACULAR_SETTINGS = {
     ],
     # Two choice sets share the field name "match": the mode asked for and the verdict given.
     "ENUM_NAME_OVERRIDES": {
-        "MatchModeEnum": "verification.pipeline.MODES",
-        "MatchVerdictEnum": "verification.pipeline.VERDICTS",
+        "MatchModeEnum": "verification.pipeline.steps.MODES",
+        "MatchVerdictEnum": "verification.pipeline.steps.VERDICTS",
         "RebuildKindEnum": "citations.services.rebuilds.REBUILD_KINDS",
         "FactStatusEnum": "citations.extract.intervals.STATUSES",
     },

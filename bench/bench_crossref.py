@@ -48,9 +48,10 @@ def bench_api() -> None:
     import sys
     from pathlib import Path
 
+    from tests.verification.crossref.lookups.server import CrossrefServer
+
     from bench.bench_batches import _PaidClient, _serve
     from tests.live_service import gunicorn, server_env
-    from tests.verification.crossref.server import CrossrefServer
 
     root = Path(__file__).resolve().parent.parent
     crossref = CrossrefServer().start()
@@ -148,9 +149,9 @@ def bench_lookups() -> None:
     from django.core.cache import cache
     from django.core.management import call_command
     from django.test import override_settings
+    from tests.verification.crossref.lookups.server import CrossrefServer
 
-    from tests.verification.crossref.server import CrossrefServer
-    from verification.crossref import crossref_for_pages
+    from verification.crossref.lookups import crossref_for_pages
     from verification.models import CrossrefAnswer, CrossrefLookup
 
     call_command("migrate", verbosity=0)

@@ -111,7 +111,7 @@ def main() -> None:
     data = next(iter(documents.values()))
     # The pool takes its turn in the shared PDF queue, kept in the database without Redis.
     django_on_a_scratch_database("pdf")
-    from verification.pdf_pool import read_pdf
+    from verification.capacity.pdf_pool import read_pdf
 
     read_pdf(data)  # start the pool's workers
     pooled = []

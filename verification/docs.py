@@ -18,10 +18,11 @@ from attest.registry import (
     seconds_text,
 )
 from billing.docs import PAYMENT_ERRORS, UNPAID_LIMIT
-from verification.addresses import MAX_URL_LENGTH
-from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
-from verification.capacity import UNCHARGED_FAILURES
-from verification.crossref import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
+from verification.api.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
+from verification.capacity.pdf_pool import PDF_SECONDS, PDF_WORKERS
+from verification.capacity.pdf_worker import PDF_WORKER_MEMORY
+from verification.capacity.queues import UNCHARGED_FAILURES
+from verification.crossref.lookups import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
 from verification.engine.pace import BUDGETS
 from verification.engine.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
@@ -31,12 +32,11 @@ from verification.engine.pdf_text import (
     MAX_DECODED_STREAM_BYTES,
     MAX_PAGES,
 )
-from verification.fetch import MAX_REDIRECTS, DnsUnavailable, HostNotFound
-from verification.pdf_pool import PDF_SECONDS, PDF_WORKERS
-from verification.pdf_worker import PDF_WORKER_MEMORY
-from verification.pipeline import MAX_QUOTE_CHARS, MatchTooCostlyError
-from verification.robots import MAX_ROBOTS_BYTES, RobotsDisallowed
-from verification.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
+from verification.network.addresses import MAX_URL_LENGTH
+from verification.network.fetch import MAX_REDIRECTS, DnsUnavailable, HostNotFound
+from verification.network.robots import MAX_ROBOTS_BYTES, RobotsDisallowed
+from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
+from verification.pipeline.steps import MAX_QUOTE_CHARS, MatchTooCostlyError
 
 _PDF_QUEUE = raised(
     OverCapacity,

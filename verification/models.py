@@ -88,7 +88,7 @@ class RefusalTally(models.Model):
 
 
 class SharedState(models.Model):
-    """A capacity limit's state when there is no shared cache (see verification.shared_state)."""
+    """A capacity limit's state when there is no shared cache (see capacity.shared_state)."""
 
     key = models.CharField(max_length=200, primary_key=True)
     value = models.JSONField()

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from verification import batch_views, views
+from verification.api import batch_views, views
 
 urlpatterns = [
     path("v1/verify/quote", views.VerifyQuoteView.as_view(), name="verify-quote"),

@@ -33,14 +33,14 @@ from citations.services.placement import AUTHORED
 from receipts.core.check_findings import FAILURE_KINDS
 from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from receipts.core.payloads import PAYLOAD_VERSION
-from verification.addresses import MAX_URL_LENGTH
-from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
+from verification.api.serializers import VerifyQuoteInput
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pace import BUDGETS
 from verification.engine.passages import MAX_PASSAGES, SCORER
-from verification.pipeline import MAX_QUOTE_CHARS, MODES
-from verification.samples import SAMPLE_QUOTES, sample_page_url
-from verification.serializers import VerifyQuoteInput
+from verification.network.addresses import MAX_URL_LENGTH
+from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
+from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_url
+from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES
 from wiring.docs_tables import price_of, prices
 
 

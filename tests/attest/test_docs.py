@@ -39,7 +39,7 @@ from receipts.check.cli import main as check_main
 from receipts.core.check_findings import FAILURE_KINDS
 from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
-from verification.batches import MAX_CITATIONS, MAX_QUOTES
+from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES
 from wiring.docs import PAGES
 from wiring.docs_tables import served
 

@@ -6,7 +6,7 @@ import pytest
 
 from billing import recorders
 from billing.decorators import priced
-from verification.records import PAID_ANSWERS
+from verification.pipeline.records import PAID_ANSWERS
 
 
 class Notes:
@@ -52,8 +52,8 @@ def test_priced_registers_its_recorder(clean_registry):
 
 
 def test_every_verification_route_names_the_verification_record():
-    import verification.batch_views
-    import verification.views  # noqa: F401
+    import verification.api.batch_views
+    import verification.api.views  # noqa: F401
 
     for route in ("verify/quote", "verify/quotes", "verify/citations", "fetch"):
         assert recorders._RECORDERS[route] is PAID_ANSWERS

@@ -32,7 +32,7 @@ from verification.engine.html_text import html_text
 from verification.engine.match import match_quote
 from verification.engine.normalise import normalise
 from verification.engine.passages import find_passages
-from verification.samples import SAMPLE_QUOTES, sample_page_bytes
+from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 

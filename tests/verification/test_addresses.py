@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verification.addresses import (
+from verification.network.addresses import (
     REASON_WORDS,
     InvalidURL,
     address_problem,

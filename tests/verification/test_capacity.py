@@ -12,10 +12,10 @@ from billing.models import LocalTransfer, PaymentClaim, TrialUse
 from tests.billing.conftest import Payer, decode_offer
 from tests.verification.conftest import page, send
 from tests.verification.pdfs import text_pdf
-from verification import capacity, limits, pdf_pool
+from verification.capacity import limits, pdf_pool, queues
+from verification.capacity.shared_state import in_redis
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pdf_text import PdfText
-from verification.shared_state import in_redis
 
 # --- the pure rules -----------------------------------------------------------------------
 
@@ -105,7 +105,7 @@ def _citations(api, citations, **headers):
 def test_six_uncharged_failed_batches_a_minute_then_429_before_any_fetch(
     api, pages, trial, huge, monkeypatch
 ):
-    monkeypatch.setattr(capacity, "clock", lambda: 1_000_000.0)  # no refill meanwhile
+    monkeypatch.setattr(queues, "clock", lambda: 1_000_000.0)  # no refill meanwhile
     failing = [{"url": huge, "quote": "q" * 1000}]
     for _ in range(6):
         assert _citations(api, failing).status_code == 422
@@ -131,22 +131,22 @@ def test_charged_batches_never_use_the_bucket_up(api, pages, trial):
 def test_running_batches_hold_their_places(api, pages, trial):
     pages.routes["/p"] = page("<p>a fine page</p>")
     for _ in range(6):  # six batches of this caller still running
-        capacity.failures_take(client_ip="127.0.0.1")
+        queues.failures_take(client_ip="127.0.0.1")
     response = _citations(api, [{"url": pages.url("/p"), "quote": "fine"}])
     assert response.status_code == 429
     assert pages.seen == []
-    capacity.failures_give_back(client_ip="127.0.0.1")
+    queues.failures_give_back(client_ip="127.0.0.1")
     assert _citations(api, [{"url": pages.url("/p"), "quote": "fine"}]).status_code == 200
 
 
 @pytest.mark.django_db
 def test_the_last_place_taken_meanwhile_is_429_after_the_check(trial):
     for _ in range(5):
-        capacity.failures_take(client_ip="192.0.2.7")
-    capacity.failures_ensure_room(client_ip="192.0.2.7")  # one place left at the check
-    capacity.failures_take(client_ip="192.0.2.7")  # a parallel batch takes it
+        queues.failures_take(client_ip="192.0.2.7")
+    queues.failures_ensure_room(client_ip="192.0.2.7")  # one place left at the check
+    queues.failures_take(client_ip="192.0.2.7")  # a parallel batch takes it
     with pytest.raises(RateLimited) as refused:
-        capacity.failures_take(client_ip="192.0.2.7")
+        queues.failures_take(client_ip="192.0.2.7")
     assert refused.value.details == {"reason": "uncharged_failures"}
     assert refused.value.retry_after >= 1
 
@@ -156,7 +156,7 @@ def test_a_full_match_queue_is_503_before_the_offer(api, pages, small_queues, se
     settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
     pages.routes["/p"] = page("<p>a fine page</p>")
     batch = [{"url": pages.url("/p"), "quote": "fine"}]
-    with capacity.MATCH_QUEUE.join():
+    with queues.MATCH_QUEUE.join():
         refused = _citations(api, batch)
         quotes = api.post(
             "/v1/verify/quotes", {"url": pages.url("/p"), "quotes": ["x"]}, format="json"
@@ -212,7 +212,7 @@ def test_a_match_queue_filled_while_pages_are_fetched_is_503_after_payment(
     held = []
 
     def fill_then_answer(h) -> None:
-        held.append(capacity.MATCH_QUEUE.join())
+        held.append(queues.MATCH_QUEUE.join())
         send(h, 200, b"<p>a fine page</p>")
 
     pages.routes["/p"] = fill_then_answer

@@ -11,8 +11,8 @@ import pytest
 
 from tests.verification import dns_server as dns
 from tests.verification.conftest import gzip_bomb, gzipped, page, redirect, send, trickle
-from verification.addresses import parse_url
-from verification.fetch import (
+from verification.network.addresses import parse_url
+from verification.network.fetch import (
     ACCEPT_ENCODING,
     MAX_REDIRECTS,
     USER_AGENT,

@@ -8,8 +8,8 @@ import pytest
 from django.core.cache import cache
 
 from tests.verification.conftest import page, redirect
-from verification.fetch import ROBOTS_TOKEN, check_url
-from verification.robots import RobotsDisallowed, ensure_robots_allow, robots_allows
+from verification.network.fetch import ROBOTS_TOKEN, check_url
+from verification.network.robots import RobotsDisallowed, ensure_robots_allow, robots_allows
 
 RULES = f"""
 User-agent: *

@@ -11,7 +11,7 @@ from verification.engine.classify import ADVICE
 from verification.engine.html_text import html_text
 from verification.engine.normalise import normalise
 from verification.models import Verification
-from verification.samples import SAMPLE_QUOTES, sample_page_bytes
+from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 """Crossref pacing as plain values: two minute budgets, Crossref's own limit, its back-off.
 
 The state is read and written only while the one-lookup-at-a-time lock is held
-(``verification.crossref_pace``), so every process sees the same numbers and
+(``verification.crossref.pace``), so every process sees the same numbers and
 no update races another. Times are wall-clock seconds since the epoch, because
 the state is shared between processes and hosts.
 """

@@ -7,8 +7,8 @@ import jwt
 import pytest
 
 from tests.verification.conftest import page
-from verification.fetch import FetchResult, Hop
-from verification.pages import build_pages
+from verification.network.fetch import FetchResult, Hop
+from verification.pipeline.pages import build_pages
 
 PAPER = (
     "<html><head><title>A paper</title>"

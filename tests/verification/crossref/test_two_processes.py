@@ -25,7 +25,7 @@ WORKER = """
 import json, os, sys, time
 import django
 django.setup()
-from verification.crossref import crossref_for_pages
+from verification.crossref.lookups import crossref_for_pages
 print("ready", flush=True)
 go = sys.argv[1]
 while not os.path.exists(go):

@@ -11,15 +11,15 @@ from attest.schema import error_response
 from billing.client_ip import client_ip
 from billing.decorators import priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
-from verification import batches
-from verification.pipeline import MatchOptions
-from verification.records import PAID_ANSWERS
-from verification.serializers import (
+from verification.api.serializers import (
     VerifyCitationsInput,
     VerifyCitationsOutput,
     VerifyQuotesInput,
     VerifyQuotesOutput,
 )
+from verification.pipeline import batches
+from verification.pipeline.records import PAID_ANSWERS
+from verification.pipeline.steps import MatchOptions
 
 _BATCH_ERRORS = {
     400: error_response(

@@ -20,10 +20,10 @@ from concurrent.futures.process import BrokenProcessPool
 from django.conf import settings
 from pebble import ProcessExpired, ProcessPool
 
-from verification import limits
-from verification.capacity import POLL_SECONDS, QueuePlace, SharedQueue
+from verification.capacity import limits
+from verification.capacity.pdf_worker import limit_memory
+from verification.capacity.queues import POLL_SECONDS, QueuePlace, SharedQueue
 from verification.engine.pdf_text import PdfText, PdfUnreadable, pdf_text
-from verification.pdf_worker import limit_memory
 
 PDF_WORKERS = 2
 PDF_SECONDS = 60

@@ -28,7 +28,7 @@ import httpx
 from django.conf import settings
 
 from attest.errors import AttestError, Blocked, Unprocessable
-from verification.addresses import (
+from verification.network.addresses import (
     REASON_WORDS,
     InvalidURL,
     ParsedURL,

@@ -12,14 +12,14 @@ from django.conf import settings
 
 from attest.errors import InvalidRequest, Unprocessable
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
-from verification.crossref import CallLookups
+from verification.crossref.lookups import CallLookups
 from verification.engine.doi import doi_named_by_link
 from verification.engine.match import MatchTooCostly, WorkBudget, match_quote
 from verification.engine.normalise import normalise
 from verification.engine.passages import ClaimHasNoWords, find_passages
-from verification.fetch import FetchResult, Target, fetch
-from verification.pages import Page, build_pages
-from verification.robots import ensure_robots_allow
+from verification.network.fetch import FetchResult, Target, fetch
+from verification.network.robots import ensure_robots_allow
+from verification.pipeline.pages import Page, build_pages
 
 MAX_QUOTE_CHARS = 1000
 MODES = ("fuzzy", "exact", "passages")

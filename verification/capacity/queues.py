@@ -1,8 +1,8 @@
 """The capacity limits every server process shares: the match queue, the PDF queue and the
 per-caller bucket of uncharged failed batches.
 
-The rules are the pure functions of ``verification.limits``; the state lives in
-``verification.shared_state`` (Redis or the database), never in process memory.
+The rules are the pure functions of ``verification.capacity.limits``; the state lives in
+``verification.capacity.shared_state`` (Redis or the database), never in process memory.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from django.conf import settings
 
 from attest.errors import OverCapacity, RateLimited
 from billing.trial import trial_bucket
-from verification import limits
-from verification.shared_state import change_state, read_state
+from verification.capacity import limits
+from verification.capacity.shared_state import change_state, read_state
 
 # How often a waiting holder looks whether its turn has come.
 POLL_SECONDS = 0.05

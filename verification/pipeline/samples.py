@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from verification import batches
-from verification.fetch import FetchResult
-from verification.pipeline import MatchOptions, normalised_quote
-from verification.services import answer_quote
+from verification.network.fetch import FetchResult
+from verification.pipeline import batches
+from verification.pipeline.services import answer_quote
+from verification.pipeline.steps import MatchOptions, normalised_quote
 
 ROUTE_SAMPLE = "sample/quote"
 ROUTE_SAMPLE_CITATIONS = "sample/citations"

@@ -17,9 +17,7 @@ from attest.fields import (
     StrictChoiceField,
     StrictFloatField,
 )
-from verification.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
-from verification.batches import MAX_CITATIONS, MAX_QUOTES, check_batch_size
-from verification.crossref import (
+from verification.crossref.lookups import (
     BUSY,
     FOUND,
     NOT_FOUND,
@@ -29,7 +27,9 @@ from verification.crossref import (
     UNAVAILABLE,
 )
 from verification.engine.classify import CONTENT_KINDS
-from verification.pipeline import MAX_QUOTE_CHARS, MODES, VERDICTS, normalised_quote
+from verification.network.addresses import MAX_URL_LENGTH, InvalidURL, parse_url
+from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES, check_batch_size
+from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES, VERDICTS, normalised_quote
 
 # A raw quote this long cannot normalise down to 1,000 characters in any sensible
 # request; refusing it early keeps normalisation cheap.

@@ -15,16 +15,16 @@ from attest.schema import error_response
 from billing.decorators import priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.unpaid import unpaid_limited
-from verification import samples, services
-from verification.pipeline import MODES
-from verification.records import PAID_ANSWERS
-from verification.serializers import (
+from verification.api.serializers import (
     FetchInput,
     FetchOutput,
     VerifyCitationsOutput,
     VerifyQuoteInput,
     VerifyQuoteOutput,
 )
+from verification.pipeline import samples, services
+from verification.pipeline.records import PAID_ANSWERS
+from verification.pipeline.steps import MODES
 
 _ERRORS = {
     400: error_response(

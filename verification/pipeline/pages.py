@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from attest.errors import NotOnEdge
+from verification.capacity.pdf_pool import PdfTimeout, read_pdfs
 from verification.engine.classify import ADVICE, Verdict, classify_html
 from verification.engine.doi import find_doi
 from verification.engine.html_text import decode_html, html_text
 from verification.engine.injection import injection_flags
 from verification.engine.normalise import Normalised, normalise
 from verification.engine.pdf_text import PdfText
-from verification.fetch import FetchResult
-from verification.pdf_pool import PdfTimeout, read_pdfs
+from verification.network.fetch import FetchResult
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain"})
@@ -48,7 +48,7 @@ class Page:
     pdf: PdfText | None = None
     doi: str | None = None
     doi_source: str | None = None  # "url" or "page": where the DOI was found
-    # The DOI's Crossref lookup (a verification.crossref.CrossrefOutcome), once made;
+    # The DOI's Crossref lookup (a verification.crossref.lookups.CrossrefOutcome), once made;
     # None without a DOI or with DOI lookups off.
     crossref: Any = None
     injection_flags: list[str] = field(default_factory=list)

@@ -39,7 +39,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from attest.errors import CACHE_OUTAGES
-from verification.crossref_pace import crossref_turn
+from verification.crossref.pace import crossref_turn
 from verification.engine.crossref import (
     CrossrefWork,
     NotCrossrefAnswer,
@@ -49,8 +49,8 @@ from verification.engine.crossref import (
     work_message,
 )
 from verification.engine.pace import BUDGETS, PaceState
-from verification.fetch import USER_AGENT, FetchResult, fetch_api
 from verification.models import CrossrefAnswer, CrossrefLookup
+from verification.network.fetch import USER_AGENT, FetchResult, fetch_api
 
 FOUND, NOT_FOUND, SKIPPED = "found", "not_found", "skipped"
 RATE_LIMITED, BUSY, TIMEOUT, UNAVAILABLE = "rate_limited", "busy", "timeout", "unavailable"

@@ -19,14 +19,16 @@ from typing import Any
 
 from attest.errors import AttestError, Unprocessable
 from receipts.services import issue_receipt
-from verification import capacity
-from verification.addresses import parse_url
-from verification.crossref import CallLookups
+from verification.capacity import queues
+from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.engine.passages import NOTE as PASSAGES_NOTE
-from verification.fetch import FetchResult, HostNotFound, Target, check_url
-from verification.pages import Page, dead_page
-from verification.pipeline import (
+from verification.network.addresses import parse_url
+from verification.network.fetch import FetchResult, HostNotFound, Target, check_url
+from verification.network.robots import ensure_robots_allow
+from verification.pipeline.pages import Page, dead_page
+from verification.pipeline.records import item_record, record_verification, recorded, tally_refusal
+from verification.pipeline.steps import (
     MatchOptions,
     MatchTooCostlyError,
     Timings,
@@ -39,8 +41,6 @@ from verification.pipeline import (
     read_pages,
     result_claims,
 )
-from verification.records import item_record, record_verification, recorded, tally_refusal
-from verification.robots import ensure_robots_allow
 
 ROUTE_CITATIONS = "verify/citations"
 ROUTE_QUOTES = "verify/quotes"
@@ -165,8 +165,8 @@ def admit_batch(
         for i, raw in enumerate(raw_quotes)
     ]
     try:
-        capacity.failures_ensure_room(client_ip=client_ip)
-        capacity.MATCH_QUEUE.ensure_room()
+        queues.failures_ensure_room(client_ip=client_ip)
+        queues.MATCH_QUEUE.ensure_room()
         distinct: dict[str, int] = {}
         first_use: list[int] = []
         pages = []
@@ -299,14 +299,14 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     try:
         with recorded(record):
             if batch.limited:
-                capacity.failures_take(client_ip=batch.client_ip)
+                queues.failures_take(client_ip=batch.client_ip)
                 holding_place = True
             started = time.monotonic()
             fetched = fetch_and_look_up(batch.fetchers, batch.urls, lookups)
             timings.fetch_ms = (time.monotonic() - started) * 1000
             pages = _pages(batch, fetched)
             timings.extract_ms = sum(page.extract_ms for page in pages)
-            with capacity.MATCH_QUEUE.join() if batch.limited else nullcontext() as place:
+            with queues.MATCH_QUEUE.join() if batch.limited else nullcontext() as place:
                 if place is not None:
                     place.wait_turn()
                 started = time.monotonic()
@@ -338,7 +338,7 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     finally:
         # The place is given back unless every quote failed: that failure keeps it.
         if holding_place and not every_quote_failed:
-            capacity.failures_give_back(client_ip=batch.client_ip)
+            queues.failures_give_back(client_ip=batch.client_ip)
     summary = summarise(results, mode=mode)
     if batch.route != ROUTE_QUOTES:
         summary.update(lookups.summary(pages[item.page].crossref for item in batch.items))

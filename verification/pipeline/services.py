@@ -9,11 +9,13 @@ from typing import Any
 
 from attest.errors import AttestError
 from receipts.services import issue_receipt
-from verification.crossref import CallLookups
+from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
-from verification.fetch import FetchResult, Target, check_url
-from verification.pages import Page
-from verification.pipeline import (
+from verification.network.fetch import FetchResult, Target, check_url
+from verification.network.robots import ensure_robots_allow
+from verification.pipeline.pages import Page
+from verification.pipeline.records import record_verification, recorded, tally_refusal
+from verification.pipeline.steps import (
     MatchOptions,
     Timings,
     fetch_and_look_up,
@@ -25,8 +27,6 @@ from verification.pipeline import (
     result_claims,
     too_costly,
 )
-from verification.records import record_verification, recorded, tally_refusal
-from verification.robots import ensure_robots_allow
 
 ROUTE_QUOTE = "verify/quote"
 ROUTE_FETCH = "fetch"

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from protego import Protego
 
 from attest.errors import CACHE_OUTAGES, Blocked
-from verification.fetch import (
+from verification.network.fetch import (
     ROBOTS_TOKEN,
     BlockedAddress,
     HostNotFound,

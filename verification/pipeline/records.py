@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from attest.errors import AttestError
 from verification.models import RefusalTally, Verification
-from verification.pages import Page
-from verification.pipeline import Timings
+from verification.pipeline.pages import Page
+from verification.pipeline.steps import Timings
 
 
 def _outcome(error: AttestError | None) -> str:

@@ -1,0 +1,1 @@
+"""The network guard: which addresses may be fetched, the one guarded fetcher, robots.txt."""

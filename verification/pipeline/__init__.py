@@ -1,0 +1,1 @@
+"""The verification pipeline: admit, fetch, read pages, match, record; single and batch routes."""
