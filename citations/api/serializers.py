@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, timedelta
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from attest.fields import (
     NoUnknownFields,
@@ -17,10 +20,18 @@ from attest.fields import (
     StrictIntegerField,
     StrictUUIDField,
 )
+from citations.cursor import BadCursor, position_after
 from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
 from citations.models import EvidenceKind, Role
-from citations.selectors import MAX_OFFSET, iso_utc
+from citations.selectors import (
+    MAX_OFFSET,
+    RESOLVE_DEFAULT_LIMIT,
+    RESOLVE_MAX_LIMIT,
+    InvalidCitation,
+    iso_utc,
+    resolve_scope,
+)
 from citations.selectors.web_evidence import REASONS, WebQuoteIn
 from citations.services.authoring import AuthoredStatement
 
@@ -145,16 +156,95 @@ class ResolveAsOf(NoUnknownFields):
     known_at = InstantField()
 
 
+def _parse_id(raw: Any) -> uuid.UUID:
+    if not isinstance(raw, str):
+        raise InvalidCitation(details={"field": "id"})
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise InvalidCitation(details={"field": "id"}) from None
+
+
+def _parse_limit(raw: Any) -> int:
+    # Only a missing limit takes the default: null is a malformed number, like "8".
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= RESOLVE_MAX_LIMIT:
+        raise InvalidCitation(
+            f"limit must be a whole number from 1 to {RESOLVE_MAX_LIMIT}.",
+            details={"field": "limit"},
+        )
+    return raw
+
+
+def _parse_after(raw: Any, scope: str) -> int:
+    try:
+        position = position_after(raw, scope=scope, shape=(int,))
+    except BadCursor:
+        raise InvalidCitation(
+            "after must be the next value of the previous page, unchanged.",
+            details={"field": "after"},
+        ) from None
+    return 0 if position is None else position[0]
+
+
+def _parse_known_at(raw: Any) -> datetime | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - {"known_at"}:
+        raise InvalidCitation(
+            'as_of must be an object with one field, "known_at".', details={"field": "as_of"}
+        )
+    value = raw.get("known_at")
+    try:
+        moment = parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidCitation(
+            "as_of.known_at must be a time with its offset, such as 2026-03-04T10:11:58Z.",
+            details={"field": "as_of.known_at"},
+        )
+    try:
+        moment.astimezone(UTC)
+        in_range = abs(moment.utcoffset()) <= MAX_OFFSET
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise InvalidCitation(
+            "as_of.known_at: the offset must be between -14:00 and +14:00 and the time "
+            "within the years 1 to 9999 in UTC.",
+            details={"field": "as_of.known_at"},
+        )
+    return moment
+
+
 class ResolveIn(serializers.Serializer):
     """Documentation only: resolve parses its own input so every fault is invalid_citation."""
 
+    # The docstring above is the published schema's description, kept word for word. The
+    # view parses the body with this serializer: the declared fields are the schema, and
+    # run_validation reads the body in the order id, limit, as_of, after, because resolve
+    # answers every fault (a body that is no object too) with invalid_citation and the
+    # field at fault, not with DRF's invalid_request.
+
     id = StrictUUIDField()
-    limit = StrictIntegerField(min_value=1, max_value=32, default=8)
+    limit = StrictIntegerField(
+        min_value=1, max_value=RESOLVE_MAX_LIMIT, default=RESOLVE_DEFAULT_LIMIT
+    )
     after = AfterField(required=False)
     as_of = ResolveAsOf(
         required=False,
         help_text="The fact and its sources as the ledger believed them at `known_at`.",
     )
+
+    def run_validation(self, data: Any = empty) -> dict[str, Any]:
+        """``fact_id``, ``limit``, ``known_at`` (or None) and ``after`` (0 on page one)."""
+        if not isinstance(data, dict):
+            raise InvalidCitation()
+        fact_id = _parse_id(data.get("id"))
+        limit = _parse_limit(data["limit"]) if "limit" in data else RESOLVE_DEFAULT_LIMIT
+        known_at = _parse_known_at(data.get("as_of"))
+        after = _parse_after(data.get("after"), resolve_scope(fact_id, known_at))
+        return {"fact_id": fact_id, "limit": limit, "known_at": known_at, "after": after}
 
 
 class StatementIn(serializers.Serializer):

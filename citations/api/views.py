@@ -280,8 +280,10 @@ class ResolveView(LedgerView):
     )
     def post(self, request: Request) -> Response:
         project, actor, request_id = self.caller(request)
+        data = s.ResolveIn(data=request.data)
+        data.is_valid(raise_exception=True)
         resolved = citation_resolve(
-            project=project, payload=request.data, actor=actor, request_id=request_id
+            project=project, actor=actor, request_id=request_id, **data.validated_data
         )
         return Response(s.ResolveOut(resolved).data)
 

@@ -183,36 +183,6 @@ class ResolvedCitation(FactView):
         return len(self.evidence)
 
 
-def _parse_id(raw: Any) -> uuid.UUID:
-    if not isinstance(raw, str):
-        raise InvalidCitation(details={"field": "id"})
-    try:
-        return uuid.UUID(raw)
-    except ValueError:
-        raise InvalidCitation(details={"field": "id"}) from None
-
-
-def _parse_limit(raw: Any) -> int:
-    # Only a missing limit takes the default: null is a malformed number, like "8".
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= RESOLVE_MAX_LIMIT:
-        raise InvalidCitation(
-            f"limit must be a whole number from 1 to {RESOLVE_MAX_LIMIT}.",
-            details={"field": "limit"},
-        )
-    return raw
-
-
-def _parse_after(raw: Any, scope: str) -> int:
-    try:
-        position = position_after(raw, scope=scope, shape=(int,))
-    except BadCursor:
-        raise InvalidCitation(
-            "after must be the next value of the previous page, unchanged.",
-            details={"field": "after"},
-        ) from None
-    return 0 if position is None else position[0]
-
-
 def _char_start(content: bytes, index: int) -> int:
     """Move ``index`` forward to the first byte of a UTF-8 character."""
     while 0 < index < len(content) and content[index] & 0xC0 == 0x80:
@@ -267,49 +237,25 @@ def _row_bytes(row: VerifiedEvidence) -> int:
     return size if web is None else size + len(web.receipt) + len(web.url) + len(web.final_url)
 
 
-def _parse_known_at(raw: Any) -> datetime | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict) or set(raw) - {"known_at"}:
-        raise InvalidCitation(
-            'as_of must be an object with one field, "known_at".', details={"field": "as_of"}
-        )
-    value = raw.get("known_at")
-    try:
-        moment = parse_datetime(value) if isinstance(value, str) else None
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        raise InvalidCitation(
-            "as_of.known_at must be a time with its offset, such as 2026-03-04T10:11:58Z.",
-            details={"field": "as_of.known_at"},
-        )
-    try:
-        moment.astimezone(UTC)
-        in_range = abs(moment.utcoffset()) <= MAX_OFFSET
-    except OverflowError:
-        in_range = False
-    if not in_range:
-        raise InvalidCitation(
-            "as_of.known_at: the offset must be between -14:00 and +14:00 and the time "
-            "within the years 1 to 9999 in UTC.",
-            details={"field": "as_of.known_at"},
-        )
-    return moment
+def resolve_scope(fact_id: uuid.UUID, known_at: datetime | None) -> str:
+    """What a resolve cursor is bound to: one fact, as the ledger believed it at one time."""
+    return f"resolve:{fact_id}:{iso_utc(known_at) or ''}"
 
 
-def resolve_fact(*, project: Project, payload: dict[str, Any]) -> ResolvedCitation:
+def resolve_fact(
+    *,
+    project: Project,
+    fact_id: uuid.UUID,
+    limit: int = RESOLVE_DEFAULT_LIMIT,
+    known_at: datetime | None = None,
+    after: int = 0,
+) -> ResolvedCitation:
     """The seed's resolve: a fact with a page of evidence, every byte checked on each call.
 
-    With ``as_of.known_at`` the fact and its sources are those the ledger believed then.
+    With ``known_at`` the fact and its sources are those the ledger believed then;
+    ``after`` is the last evidence ID of the previous page (its cursor, decoded).
     """
-    if not isinstance(payload, dict):
-        raise InvalidCitation()
-    fact_id = _parse_id(payload.get("id"))
-    limit = _parse_limit(payload["limit"]) if "limit" in payload else RESOLVE_DEFAULT_LIMIT
-    known_at = _parse_known_at(payload.get("as_of"))
-    scope = f"resolve:{fact_id}:{iso_utc(known_at) or ''}"
-    after = _parse_after(payload.get("after"), scope)
+    scope = resolve_scope(fact_id, known_at)
     versions = FactVersion.objects.for_project(project).filter(
         fact_id=fact_id,
         fact__erased_at__isnull=True,

@@ -149,4 +149,4 @@ def fact_author(
             request_id=request_id,
         )
     with read_snapshot():
-        return resolve_fact(project=project, payload={"id": str(fact.pk)})
+        return resolve_fact(project=project, fact_id=fact.pk)

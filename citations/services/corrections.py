@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from datetime import datetime
 
@@ -49,7 +50,7 @@ def fact_retract(
         request_id=request_id,
     )
     with read_snapshot():
-        return resolve_fact(project=project, payload={"id": str(fact_id)})
+        return resolve_fact(project=project, fact_id=uuid.UUID(str(fact_id)))
 
 
 def retraction_record(

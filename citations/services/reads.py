@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -13,6 +14,7 @@ from psycopg import IsolationLevel
 from citations.models import Project
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
+    RESOLVE_DEFAULT_LIMIT,
     FactPage,
     ResolvedCitation,
     facts_inventory,
@@ -50,11 +52,20 @@ def read_snapshot() -> Iterator[None]:
 
 
 def citation_resolve(
-    *, project: Project, payload: Any, actor: str, request_id: str = ""
+    *,
+    project: Project,
+    fact_id: uuid.UUID,
+    actor: str,
+    limit: int = RESOLVE_DEFAULT_LIMIT,
+    known_at: datetime | None = None,
+    after: int = 0,
+    request_id: str = "",
 ) -> ResolvedCitation:
     """Resolve a fact ID (see selectors.resolve_fact) and audit how many sources left."""
     with read_snapshot():
-        resolved = resolve_fact(project=project, payload=payload)
+        resolved = resolve_fact(
+            project=project, fact_id=fact_id, limit=limit, known_at=known_at, after=after
+        )
     audit_record(
         project=project,
         operation="citation.resolve",

@@ -34,7 +34,7 @@ def imported_modules(path: Path) -> set[str]:
 def upward_imports(part: str) -> list[str]:
     found = []
     for path in sorted((APP / part).rglob("*.py")):
-        for name in imported_modules(path):
+        for name in sorted(imported_modules(path)):
             for above in FORBIDDEN[part]:
                 if name == above or name.startswith(above + "."):
                     found.append(f"{path.relative_to(APP)} imports {name}")
