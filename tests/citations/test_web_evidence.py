@@ -21,8 +21,8 @@ from receipts.keyring import ensure_key
 from tests.citations.openapi import assert_matches_schema
 from tests.citations.scan import columns_holding
 from tests.verification.conftest import _page_server, page, pages  # noqa: F401
-from tests.verification.crossref.lookups.conftest import _crossref_server, crossref  # noqa: F401
-from tests.verification.crossref.lookups.works import RETRACTED
+from tests.verification.crossref.conftest import _crossref_server, crossref  # noqa: F401
+from tests.verification.crossref.works import RETRACTED
 from verification.pipeline.samples import SAMPLE_QUOTES
 
 pytestmark = pytest.mark.django_db

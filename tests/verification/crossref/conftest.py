@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from tests.verification.crossref.lookups.server import CrossrefServer
-from tests.verification.crossref.lookups.works import every_work
+from tests.verification.crossref.server import CrossrefServer
+from tests.verification.crossref.works import every_work
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from tests.verification.crossref.lookups import works
+from tests.verification.crossref import works
 from verification.crossref.lookups import crossref_for_pages
 from verification.models import CrossrefAnswer, CrossrefLookup
 

@@ -14,7 +14,7 @@ from receipts.core.checks import check_offline
 from tests.billing.conftest import Payer, decode_offer
 from tests.redis_outage import redis_down
 from tests.verification.conftest import page, send
-from tests.verification.crossref.lookups import works
+from tests.verification.crossref import works
 from verification.crossref.lookups import crossref_for_pages
 from verification.models import CrossrefLookup
 

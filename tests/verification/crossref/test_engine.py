@@ -9,7 +9,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from tests.verification.crossref.lookups import works
+from tests.verification.crossref import works
 from verification.engine.crossref import (
     MAX_AUTHORS,
     CrossrefWork,

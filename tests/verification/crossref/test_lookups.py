@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.verification.crossref.lookups import works
+from tests.verification.crossref import works
 from verification.crossref.lookups import CrossrefOutcome, crossref_for_pages, crossref_summary
 from verification.crossref.pace import crossref_turn
 from verification.models import CrossrefAnswer, CrossrefLookup
