@@ -33,6 +33,10 @@ from attest.docs_tables import (
     price_of,
     prices,
 )
+from attest_core.check_findings import FAILURE_KINDS
+from attest_core.jws import ALGORITHM, REASONS, RECEIPT_TYP
+from attest_core.passages import MAX_PASSAGES, SCORER
+from attest_core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
@@ -45,14 +49,10 @@ from citations.selectors import (
 from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
 from citations.services.placement import AUTHORED
 from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
-from receipts.core.check_findings import FAILURE_KINDS
-from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
-from receipts.core.payloads import PAYLOAD_VERSION, PageClaims, PassageClaims, ResultClaims
 from verification.addresses import MAX_URL_LENGTH
 from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pace import BUDGETS
-from verification.engine.passages import MAX_PASSAGES, SCORER
 from verification.pipeline import MAX_QUOTE_CHARS, MODES
 from verification.samples import SAMPLE_QUOTES, sample_page_url
 from verification.serializers import VerifyQuoteInput

@@ -15,6 +15,8 @@ from django.urls import Resolver404, resolve
 from x402.mechanisms.evm.exact import ExactEvmServerScheme
 
 from attest.errors import Blocked, InvalidRequest, NotOnEdge, OverCapacity, RateLimited
+from attest_core.jws import MAX_RECEIPT_CHARS
+from attest_core.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
 from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
@@ -35,14 +37,12 @@ from citations.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn
 from citations.services import MessageConflict
 from citations.services.corrections import AlreadyRetracted, FactNotBelieved
 from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
-from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
 from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
 from verification.capacity import UNCHARGED_FAILURES
 from verification.crossref import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
 from verification.engine.pace import BUDGETS
-from verification.engine.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
 from verification.engine.pdf_text import (
     MAX_CHARS,
     MAX_CONTENT_STREAM_BYTES,

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attest.errors import AttestError, Unprocessable
+from attest_core.passages import NOTE as PASSAGES_NOTE
 from receipts.services import issue_receipt
 from verification import capacity
 from verification.addresses import parse_url
 from verification.crossref import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
-from verification.engine.passages import NOTE as PASSAGES_NOTE
 from verification.fetch import FetchResult, HostNotFound, Target, check_url
 from verification.pages import Page, dead_page
 from verification.pipeline import (

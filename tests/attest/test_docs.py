@@ -33,11 +33,11 @@ from django.core.cache import cache
 
 from attest.docs import PAGES
 from attest.docs_tables import limits, served
+from attest_client.check import main as check_main
+from attest_core.check_findings import FAILURE_KINDS
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from citations.extract.intervals import STATUSES
-from receipts.check.cli import main as check_main
-from receipts.core.check_findings import FAILURE_KINDS
 from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
 from verification.batches import MAX_CITATIONS, MAX_QUOTES
