@@ -13,6 +13,9 @@ from attest_client import types as t
 from tests.clients.conftest import QUOTE
 from tests.clients.lossy_proxy import LossyProxy
 
+# The first test starts the service (migrations, gunicorn): minutes on a loaded machine.
+pytestmark = pytest.mark.timeout(600)
+
 
 def assert_shape(answer: dict, shape: type) -> None:
     """Every field of the answer is one the TypedDict names, and each it requires is there."""

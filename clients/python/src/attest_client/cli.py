@@ -252,7 +252,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--url", default=None, help="the service (default: $ATTEST_URL)")
+    parser.add_argument(
+        "--url", dest="service_url", default=None, help="the service (default: $ATTEST_URL)"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser(
         "check",
@@ -266,7 +268,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _client(args: argparse.Namespace) -> Attest:
     return Attest(
-        args.url or os.environ.get("ATTEST_URL") or DEFAULT_URL,
+        args.service_url or os.environ.get("ATTEST_URL") or DEFAULT_URL,
         payer_key=os.environ.get("ATTEST_PAYER_KEY") or None,
         credential=os.environ.get("ATTEST_CREDENTIAL") or None,
     )
