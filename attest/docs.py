@@ -252,6 +252,13 @@ PAGES: tuple[DocPage, ...] = (
         group="Receipts",
     ),
     DocPage(
+        "client",
+        "Python client and CLI",
+        "pip install ./clients/python: every route from Python, payment, the attest command.",
+        dict,
+        group="Service",
+    ),
+    DocPage(
         "payments",
         "Payments",
         "Prices, x402, the free trial and what is charged.",
