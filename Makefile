@@ -28,9 +28,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall only when the dependency list changes.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+# Reinstall only when a dependency list changes. The service imports attest_core, which
+# ships in the client's distribution (clients/python): both are installed editable.
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ./clients/python -e ".[dev]"
 	touch $@
 
 install: $(VENV)/.installed

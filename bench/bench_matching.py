@@ -24,12 +24,12 @@ from pathlib import Path
 import edlib
 from rapidfuzz import fuzz
 
+from attest_core.normalise import normalise
+from attest_core.passages import find_passages
 from bench.corpus import chinese_text, english_prose, repeated_share, web_page
 from verification.engine.html_text import html_text
 from verification.engine.injection import injection_flags
 from verification.engine.match import MatchTooCostly, match_quote
-from verification.engine.normalise import normalise
-from verification.engine.passages import find_passages
 
 KB, MB = 1_000, 1_000_000
 ROUNDS = 7
@@ -298,7 +298,7 @@ def process_rss(size: int) -> None:
             "import sys\n"
             "from pathlib import Path\n"
             "from verification.engine.match import match_quote\n"
-            "from verification.engine.passages import find_passages\n"
+            "from attest_core.passages import find_passages\n"
             "t = Path(sys.argv[1]).read_text(encoding='utf-8')\n"
             "q = Path(sys.argv[2]).read_text(encoding='utf-8')\n"
             "before = peak()\n"

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from pypdf import PdfReader
 
+from attest_core.normalise import normalise
 from bench.corpus import english_prose
 from bench.setup import django_on_a_scratch_database
 from tests.verification.pdfs import text_pdf
-from verification.engine.normalise import normalise
 from verification.engine.pdf_text import BOX_TOLERANCE, pdf_text
 
 PAGES = 200

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from joserfc.jwk import OKPKey
 
-from receipts.core.jws import check_compact, sign_compact
-from receipts.core.payloads import (
+from attest_core.jws import check_compact, sign_compact
+from attest_core.payloads import (
     PageClaims,
     PassageClaims,
     ReceiptClaims,

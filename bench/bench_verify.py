@@ -36,10 +36,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from attest_core.normalise import normalise
 from bench import corpus
 from verification.engine.html_text import html_text
 from verification.engine.match import match_quote
-from verification.engine.normalise import normalise
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_BYTES = 100 * 1024

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from verification.engine.normalise import normalise
+from attest_core.normalise import normalise
 
 WINDOW = 30
 MAN_ROOT = Path("/usr/share/man")

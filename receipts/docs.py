@@ -16,8 +16,8 @@ from attest.registry import (
     register_table,
 )
 from billing.docs import UNPAID_LIMIT
-from receipts.core.jws import MAX_RECEIPT_CHARS
-from receipts.core.payloads import PageClaims, PassageClaims, ResultClaims
+from attest_core.jws import MAX_RECEIPT_CHARS
+from attest_core.payloads import PageClaims, PassageClaims, ResultClaims
 
 RECEIPT_VERIFY_ERRORS = (
     raised(

@@ -30,7 +30,7 @@ from typing import Literal
 from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
 
-from receipts.core.jws import ALGORITHM
+from attest_core.jws import ALGORITHM
 
 ACTIVE_MARKER = "active"
 _LOCK = ".lock"

@@ -1,6 +1,6 @@
 """The typed claims a receipt signs; re-exported from the pure core for the other apps."""
 
-from receipts.core.payloads import (
+from attest_core.payloads import (
     PageClaims,
     PassageClaims,
     ReceiptClaims,

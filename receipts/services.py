@@ -9,9 +9,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from attest.logs import client_request_id_var
-from receipts.core.checks import compare_with_claims
-from receipts.core.jws import REASONS, ReceiptRefused, check_compact, sign_compact
-from receipts.core.payloads import PageClaims, ReceiptClaims, ResultClaims
+from attest_core.checks import compare_with_claims
+from attest_core.jws import REASONS, ReceiptRefused, check_compact, sign_compact
+from attest_core.payloads import PageClaims, ReceiptClaims, ResultClaims
 from receipts.keyring import KeyEntry, ensure_key, rotate_key
 from receipts.selectors import signing_keyring
 

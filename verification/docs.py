@@ -25,7 +25,7 @@ from verification.capacity.queues import UNCHARGED_FAILURES
 from verification.crossref.lookups import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
 from verification.engine.pace import BUDGETS
-from verification.engine.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
+from attest_core.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
 from verification.engine.pdf_text import (
     MAX_CHARS,
     MAX_CONTENT_STREAM_BYTES,

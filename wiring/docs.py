@@ -30,13 +30,13 @@ from citations.selectors import (
 )
 from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services.placement import AUTHORED
-from receipts.core.check_findings import FAILURE_KINDS
-from receipts.core.jws import ALGORITHM, REASONS, RECEIPT_TYP
-from receipts.core.payloads import PAYLOAD_VERSION
+from attest_core.check_findings import FAILURE_KINDS
+from attest_core.jws import ALGORITHM, REASONS, RECEIPT_TYP
+from attest_core.payloads import PAYLOAD_VERSION
 from verification.api.serializers import VerifyQuoteInput
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pace import BUDGETS
-from verification.engine.passages import MAX_PASSAGES, SCORER
+from attest_core.passages import MAX_PASSAGES, SCORER
 from verification.network.addresses import MAX_URL_LENGTH
 from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_url
@@ -236,6 +236,13 @@ PAGES: tuple[DocPage, ...] = (
         "python -m receipts.check: the signature, the text and the quote, without us.",
         _receipt_check,
         group="Receipts",
+    ),
+    DocPage(
+        "client",
+        "Python client and CLI",
+        "pip install ./clients/python: every route from Python, payment, the attest command.",
+        dict,
+        group="Service",
     ),
     DocPage(
         "payments",

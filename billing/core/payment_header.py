@@ -13,7 +13,7 @@ from x402.mechanisms.evm.types import ExactEIP3009Payload
 from x402.mechanisms.evm.v1.constants import V1_NETWORK_CHAIN_IDS
 from x402.schemas import PaymentPayloadV1
 
-from receipts.core.canonical import canonical_json
+from attest_core.canonical import canonical_json
 
 # A real payment header is well under 2 KB; anything far larger is refused before decoding.
 MAX_PAYMENT_HEADER_CHARS = 16 * 1024

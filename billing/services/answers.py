@@ -12,9 +12,9 @@ from django.http import HttpResponse
 from django.utils import timezone
 from x402.http import PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
 
+from attest_core.canonical import canonical_json
 from billing.models import PaidAnswer, PaymentClaim
 from billing.pricing import MAX_TIMEOUT_SECONDS
-from receipts.core.canonical import canonical_json
 
 # How long a settled answer can be fetched again: as long as the validity an offer asks of
 # a signature, so a client that signs the offer can always retry within its window.

@@ -36,7 +36,7 @@ from citations.selectors.web_evidence import REASONS, WebQuoteIn
 from citations.services.authoring import AuthoredStatement
 
 MAX_WEB_EVIDENCE = 20
-# As verify/quote takes a quote as sent; a receipt as receipts.core.jws caps it.
+# As verify/quote takes a quote as sent; a receipt as attest_core.jws caps it.
 MAX_RAW_QUOTE_CHARS = 20_000
 MAX_RECEIPT_CHARS = 256 * 1024
 # A fetch answer's text: the largest page the fetcher reads, normalised.

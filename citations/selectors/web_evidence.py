@@ -24,7 +24,7 @@ from attest.errors import InvalidRequest
 from citations.models import Evidence, WebSource
 from receipts.payloads import quote_sha256
 from receipts.services import verify_receipt
-from verification.engine.normalise import normalise
+from attest_core.normalise import normalise
 from verification.models import CrossrefAnswer
 
 # The routes whose receipts vouch for a quote on a fetched page (not the free samples).

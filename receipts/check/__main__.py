@@ -1,5 +1,5 @@
 """Run the offline receipt checker."""
 
-from receipts.check.cli import main
+from attest_client.check import main
 
 raise SystemExit(main())

@@ -35,8 +35,8 @@ from attest.registry import limits
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from citations.extract.intervals import STATUSES
-from receipts.check.cli import main as check_main
-from receipts.core.check_findings import FAILURE_KINDS
+from attest_client.check import main as check_main
+from attest_core.check_findings import FAILURE_KINDS
 from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
 from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES

@@ -74,7 +74,7 @@ def test_odd_strings_are_judged_invalid_not_refused(receipt, api):
 
 
 def test_a_header_kid_with_a_lone_surrogate_is_not_echoed(key_dir, api):
-    from receipts.core.canonical import b64url_encode
+    from attest_core.canonical import b64url_encode
 
     header = b64url_encode(b'{"alg":"EdDSA","typ":"attest-receipt+jwt","kid":"\\ud800"}')
     receipt = f"{header}.{b64url_encode(b'{}')}.{b64url_encode(bytes(64))}"

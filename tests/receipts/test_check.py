@@ -20,18 +20,18 @@ from django.core.cache import cache
 from joserfc.jwk import OKPKey
 
 from receipts import selectors
-from receipts.check.cli import main
-from receipts.core.canonical import b64url_encode, canonical_json
-from receipts.core.check_findings import EXIT_CODES
-from receipts.core.checks import check_offline
-from receipts.core.jws import sign_compact
+from attest_client.check import main
+from attest_core.canonical import b64url_encode, canonical_json
+from attest_core.check_findings import EXIT_CODES
+from attest_core.checks import check_offline
+from attest_core.jws import sign_compact
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
 from receipts.services import issue_receipt
 from tests.verification.conftest import PageServer, page
 from verification.engine.html_text import html_text
 from verification.engine.match import match_quote
-from verification.engine.normalise import normalise
-from verification.engine.passages import find_passages
+from attest_core.normalise import normalise
+from attest_core.passages import find_passages
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -560,7 +560,7 @@ def test_python_m_receipts_check_runs_without_importing_django(api, files, jwks_
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.startswith("VALID")
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys, receipts.check.cli; print('django' in sys.modules)"],
+        [sys.executable, "-c", "import sys, attest_client.check; print('django' in sys.modules)"],
         cwd=ROOT,
         capture_output=True,
         text=True,

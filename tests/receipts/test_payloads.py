@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receipts.core.canonical import b64url_decode_strict, b64url_encode, canonical_json
+from attest_core.canonical import b64url_decode_strict, b64url_encode, canonical_json
 from receipts.payloads import PageClaims, ReceiptClaims, ResultClaims, quote_sha256
 from tests.receipts.samples import QUOTE, decode_part, issue_sample, sample_pages, sample_results
 

@@ -15,9 +15,9 @@ import pytest
 from joserfc import jws
 from joserfc.jwk import OKPKey
 
+from attest_core.canonical import b64url_encode
+from attest_core.jws import REASONS, RECEIPT_TYP, REGISTRY, sign_compact
 from receipts import services
-from receipts.core.canonical import b64url_encode
-from receipts.core.jws import REASONS, RECEIPT_TYP, REGISTRY, sign_compact
 from receipts.keyring import KeyConfigError, ensure_key, load_keyring, rotate_key
 from tests.receipts.samples import decode_part, issue_sample
 

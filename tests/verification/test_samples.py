@@ -6,10 +6,10 @@ import hashlib
 
 import pytest
 
+from attest_core.normalise import normalise
 from receipts.services import verify_receipt
 from verification.engine.classify import ADVICE
 from verification.engine.html_text import html_text
-from verification.engine.normalise import normalise
 from verification.models import Verification
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_bytes
 

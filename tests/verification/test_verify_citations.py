@@ -7,14 +7,14 @@ import threading
 
 import pytest
 
+from attest_core.normalise import normalise
+from attest_core.passages import NOTE as PASSAGES_NOTE
 from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
 from tests.verification.conftest import page, redirect, send
 from verification.engine.html_text import html_text
 from verification.engine.match import FUZZY_WORK_PER_CALL
-from verification.engine.normalise import normalise
-from verification.engine.passages import NOTE as PASSAGES_NOTE
 from verification.models import RefusalTally, Verification
 
 pytestmark = pytest.mark.django_db

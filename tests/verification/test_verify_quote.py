@@ -7,12 +7,12 @@ import re
 
 import pytest
 
+from attest_core.normalise import normalise
 from receipts.services import verify_receipt
 from tests.verification.conftest import gzip_bomb, page, redirect, trickle
 from tests.verification.pdfs import text_pdf
 from verification.engine.classify import ADVICE
 from verification.engine.html_text import html_text
-from verification.engine.normalise import normalise
 from verification.models import RefusalTally, Verification
 
 pytestmark = pytest.mark.django_db

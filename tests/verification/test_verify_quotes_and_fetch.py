@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 
+from attest_core.normalise import normalise
 from billing.models import LocalTransfer
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
@@ -13,7 +14,6 @@ from tests.verification.conftest import page
 from tests.verification.pdfs import text_pdf
 from verification.engine.html_text import html_text
 from verification.engine.match import FUZZY_WORK_PER_CALL
-from verification.engine.normalise import normalise
 
 pytestmark = pytest.mark.django_db
 

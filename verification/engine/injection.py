@@ -8,7 +8,7 @@ from functools import cache
 
 import numpy as np
 
-from verification.engine.codepoints import codepoints
+from attest_core.codepoints import codepoints
 
 INSTRUCTIONS_IN_TEXT = "instructions_in_text"
 INSTRUCTIONS_IN_HIDDEN_TEXT = "instructions_in_hidden_text"

@@ -60,14 +60,14 @@ import edlib
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from verification.engine.codepoints import codepoints
+from attest_core.codepoints import codepoints
+from attest_core.context import context_window
 
 # One verify/quote call may run a 1,000-character quote over 10 million characters.
 FUZZY_WORK_PER_CALL = 1_000 * 10_000_000
 # Quotes with more than 255 distinct characters are aligned cell by cell in
 # numpy (edlib takes 256 symbols), about 10 ns a cell: cap it near a second.
 MAX_WIDE_ALPHABET_CELLS = 100_000_000
-CONTEXT_CHARS = 80
 
 Mode = Literal["fuzzy", "exact"]
 
@@ -148,20 +148,6 @@ _NO_MATCH = MatchResult("none", None, None, None, None, 0, 0)
 def fuzzy_work(text: str, quote: str) -> int:
     """Units a fuzzy search of ``quote`` in ``text`` costs."""
     return len(quote) * len(text)
-
-
-def context_window(text: str, start: int, end: int, width: int = CONTEXT_CHARS) -> str:
-    """``text[start:end]`` with about ``width`` characters each side, cut at word boundaries."""
-    left = max(start - width, 0)
-    if left > 0:
-        space = text.find(" ", left - 1, start)
-        left = space + 1 if space != -1 else left
-    right = min(end + width, len(text))
-    if right < len(text):
-        space = text.rfind(" ", end, right + 1)
-        right = space if space != -1 else right
-    window = text[left:right].strip(" ")
-    return f"{'...' if left > 0 else ''}{window}{'...' if right < len(text) else ''}"
 
 
 _GROWS = 0xD800

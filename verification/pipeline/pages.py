@@ -14,7 +14,7 @@ from verification.engine.classify import ADVICE, Verdict, classify_html
 from verification.engine.doi import find_doi
 from verification.engine.html_text import decode_html, html_text
 from verification.engine.injection import injection_flags
-from verification.engine.normalise import Normalised, normalise
+from attest_core.normalise import Normalised, normalise
 from verification.engine.pdf_text import PdfText
 from verification.network.fetch import FetchResult
 

@@ -8,9 +8,9 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
+from attest_core.checks import check_offline
 from billing.models import LocalTransfer
 from receipts import selectors
-from receipts.core.checks import check_offline
 from tests.billing.conftest import Payer, decode_offer
 from tests.redis_outage import redis_down
 from tests.verification.conftest import page, send

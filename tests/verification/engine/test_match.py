@@ -11,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
+from attest_core.normalise import normalise
 from tests.verification.engine.demo import DEMO_PAGE
 from verification.engine.match import (
     FUZZY_WORK_PER_CALL,
@@ -22,7 +23,6 @@ from verification.engine.match import (
     match_quote,
     max_edits,
 )
-from verification.engine.normalise import normalise
 
 LONG_S, KELVIN = "\u017f", "\u212a"
 SAMPLE_PAGE = (

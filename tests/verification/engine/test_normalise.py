@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verification.engine.normalise import (
+from attest_core.normalise import (
     _INVISIBLE_RANGES,
     _QUOTES_AND_DASHES,
     _normalise_mapped,

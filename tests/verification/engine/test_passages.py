@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.verification.engine.demo import DEMO_PAGE
-from verification.engine.normalise import normalise
-from verification.engine.passages import (
+from attest_core.normalise import normalise
+from attest_core.passages import (
     _CJK_RE,
     _CUT_WORD_RE,
     _SENTENCE_END_RE,
@@ -24,6 +23,7 @@ from verification.engine.passages import (
     find_passages,
     split_units,
 )
+from tests.verification.engine.demo import DEMO_PAGE
 
 DEMO_CLAIM = "The agency reported a 12 percent drop in emissions during 2025"
 

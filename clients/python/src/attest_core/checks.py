@@ -29,17 +29,17 @@ from typing import Any
 
 from joserfc.jwk import OKPKey
 
-from receipts.core.check_answer import answer_mismatches
-from receipts.core.check_findings import (
+from attest_core.check_answer import answer_mismatches
+from attest_core.check_findings import (
     CheckReport,
     Finding,
     excerpt,
     span_inside,
     text_sha256,
 )
-from receipts.core.check_spans import result_findings
-from receipts.core.jws import ReceiptRefused, check_compact
-from receipts.core.payloads import (
+from attest_core.check_spans import result_findings
+from attest_core.jws import ReceiptRefused, check_compact
+from attest_core.payloads import (
     PAYLOAD_VERSION,
     PageClaims,
     PassageClaims,

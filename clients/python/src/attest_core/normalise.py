@@ -39,7 +39,7 @@ from functools import cache, cached_property
 
 import numpy as np
 
-from verification.engine.codepoints import codepoints, is_space
+from attest_core.codepoints import codepoints, is_space
 
 _INVISIBLE_RANGES = [
     (0x00, 0x08),

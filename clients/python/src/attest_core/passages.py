@@ -64,8 +64,8 @@ from typing import Literal
 import numpy as np
 import snowballstemmer
 
-from verification.engine.codepoints import codepoints, is_space
-from verification.engine.match import context_window
+from attest_core.codepoints import codepoints, is_space
+from attest_core.context import context_window
 
 SCORER = "lexical-v2"
 MAX_PASSAGES = 3

@@ -12,7 +12,7 @@ from joserfc.errors import BadSignatureError, JoseError
 from joserfc.jwa import EdDSAAlgorithm
 from joserfc.jwk import OKPKey
 
-from receipts.core.canonical import b64url_decode_strict
+from attest_core.canonical import b64url_decode_strict
 
 ALGORITHM = "EdDSA"
 RECEIPT_TYP = "attest-receipt+jwt"

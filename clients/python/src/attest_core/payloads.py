@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from receipts.core.canonical import canonical_json
+from attest_core.canonical import canonical_json
 
 # Bumped whenever the meaning or shape of a signed field changes.
 PAYLOAD_VERSION = 1

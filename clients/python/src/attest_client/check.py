@@ -1,7 +1,8 @@
 """Command line of the offline receipt checker: read what the caller holds, check, print, exit.
 
 Runs without Django and without the service: the receipt, a JWKS (a saved file makes the
-whole check offline), and optionally the page texts and the quotes.
+whole check offline), and optionally the page texts and the quotes. ``attest check`` and
+``python -m receipts.check`` are this command; :func:`check_receipt` is it for Python.
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
 
-from receipts.core.check_answer import ReceiptInputError, read_receipt_input
-from receipts.core.check_findings import EXIT_CODES, FAILURE_KINDS, CheckReport
-from receipts.core.check_jwks import JwksError, jwks_public_keys
-from receipts.core.checks import check_offline
+from attest_core.check_answer import ReceiptInputError, read_receipt_input
+from attest_core.check_findings import EXIT_CODES, FAILURE_KINDS, CheckReport
+from attest_core.check_jwks import JwksError, jwks_public_keys
+from attest_core.checks import check_offline
 
 JWKS_TIMEOUT_SECONDS = 10.0
 JWKS_MAX_BYTES = 1024 * 1024  # a JWKS of a few keys is well under a kilobyte
@@ -29,16 +30,16 @@ JWKS_MAX_BYTES = 1024 * 1024  # a JWKS of a few keys is well under a kilobyte
 _DOTTED_BASE64URL = re.compile(r"[A-Za-z0-9_-]*(\.[A-Za-z0-9_-]*){2,}")
 
 
-class UsageError(Exception):
+class UsageError(ValueError):
     """Something given cannot be read; the checker stops with exit status 2."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str) -> argparse.ArgumentParser:
     epilog = "exit status:\n  0  every check given held\n" + "\n".join(
         f"  {kind.exit_code}  {kind.name}: {kind.meaning}" for kind in FAILURE_KINDS
     )
     parser = argparse.ArgumentParser(
-        prog="python -m receipts.check",
+        prog=prog,
         description=(
             "Check an Attest receipt offline: its signature against a JWKS and, given the "
             "page's normalised text and the quote, its hashes and offsets."
@@ -206,12 +207,49 @@ def verdict(report: CheckReport) -> str:
     return f"INVALID ({first.kind}: {first.reason}): {first.message}"
 
 
+def check_receipt(
+    receipt: str | Mapping[str, Any],
+    *,
+    jwks: Mapping[str, Any] | str,
+    text: str | Sequence[str] | None = None,
+    quote: str | Sequence[str] | None = None,
+) -> CheckReport:
+    """Check a receipt offline: its signature against ``jwks`` (the JWKS itself, or a file
+    or URL holding it) and, given the pages' normalised ``text`` and the ``quote`` as sent,
+    its hashes and offsets. ``receipt`` is a compact JWS or a whole API answer (a dict or
+    its JSON), whose shown values are then compared with the signed ones.
+
+    ``report.failures`` is empty for a valid receipt; input that cannot be read raises
+    ValueError.
+    """
+    if isinstance(receipt, Mapping):
+        receipt = json.dumps(receipt)
+    try:
+        token, answer = read_receipt_input(receipt)
+        keys = jwks_public_keys(jwks if isinstance(jwks, Mapping) else _load_jwks(jwks))
+    except (ReceiptInputError, JwksError) as exc:
+        raise UsageError(str(exc)) from None
+    texts = [text] if isinstance(text, str) else list(text or ())
+    quotes = [quote] if isinstance(quote, str) else list(quote or ())
+    return check_offline(
+        token,
+        public_keys=keys,
+        texts=[(f"text {number}", page) for number, page in enumerate(texts)],
+        quotes=quotes,
+        answer=answer,
+    )
+
+
 def main(
-    argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stdin: TextIO | None = None
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stdin: TextIO | None = None,
+    prog: str = "python -m receipts.check",
 ) -> int:
     """Check what the arguments name, print the report, and return the exit status."""
     stdout = stdout or sys.stdout
-    arguments = _parser().parse_args(argv)
+    arguments = _parser(prog).parse_args(argv)
     try:
         token, answer = _read_receipt(arguments.receipt, stdin or sys.stdin)
         keys = _public_keys(arguments.jwks)

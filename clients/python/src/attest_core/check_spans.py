@@ -12,9 +12,9 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from receipts.core.check_findings import Finding, excerpt, span_inside, text_sha256
-from verification.engine.normalise import normalise
-from verification.engine.passages import SCORER, ClaimHasNoWords, find_passages
+from attest_core.check_findings import Finding, excerpt, span_inside, text_sha256
+from attest_core.normalise import normalise
+from attest_core.passages import SCORER, ClaimHasNoWords, find_passages
 
 
 def _spans(result: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:

@@ -1,1 +1,0 @@
-"""Pure receipt logic: canonical payloads and compact-JWS signing and checking, no Django."""
