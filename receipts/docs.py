@@ -15,9 +15,9 @@ from attest.registry import (
     register_limits,
     register_table,
 )
-from billing.docs import UNPAID_LIMIT
 from attest_core.jws import MAX_RECEIPT_CHARS
 from attest_core.payloads import PageClaims, PassageClaims, ResultClaims
+from billing.docs import UNPAID_LIMIT
 
 RECEIPT_VERIFY_ERRORS = (
     raised(

@@ -17,6 +17,7 @@ from attest.registry import (
     register_limits,
     seconds_text,
 )
+from attest_core.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
 from billing.docs import PAYMENT_ERRORS, UNPAID_LIMIT
 from verification.api.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
 from verification.capacity.pdf_pool import PDF_SECONDS, PDF_WORKERS
@@ -25,7 +26,6 @@ from verification.capacity.queues import UNCHARGED_FAILURES
 from verification.crossref.lookups import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
 from verification.engine.pace import BUDGETS
-from attest_core.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
 from verification.engine.pdf_text import (
     MAX_CHARS,
     MAX_CONTENT_STREAM_BYTES,

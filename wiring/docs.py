@@ -18,6 +18,10 @@ from django.urls import path
 from django.views.decorators.http import require_safe
 
 from attest import registry
+from attest_core.check_findings import FAILURE_KINDS
+from attest_core.jws import ALGORITHM, REASONS, RECEIPT_TYP
+from attest_core.passages import MAX_PASSAGES, SCORER
+from attest_core.payloads import PAYLOAD_VERSION
 from billing.charging import CHARGING_RULES
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
@@ -30,13 +34,9 @@ from citations.selectors import (
 )
 from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services.placement import AUTHORED
-from attest_core.check_findings import FAILURE_KINDS
-from attest_core.jws import ALGORITHM, REASONS, RECEIPT_TYP
-from attest_core.payloads import PAYLOAD_VERSION
 from verification.api.serializers import VerifyQuoteInput
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pace import BUDGETS
-from attest_core.passages import MAX_PASSAGES, SCORER
 from verification.network.addresses import MAX_URL_LENGTH
 from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_url

@@ -21,10 +21,10 @@ from datetime import datetime
 from typing import Any
 
 from attest.errors import InvalidRequest
+from attest_core.normalise import normalise
 from citations.models import Evidence, WebSource
 from receipts.payloads import quote_sha256
 from receipts.services import verify_receipt
-from attest_core.normalise import normalise
 from verification.models import CrossrefAnswer
 
 # The routes whose receipts vouch for a quote on a fetched page (not the free samples).

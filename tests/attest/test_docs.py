@@ -32,11 +32,11 @@ import pytest
 from django.core.cache import cache
 
 from attest.registry import limits
+from attest_client.check import main as check_main
+from attest_core.check_findings import FAILURE_KINDS
 from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from citations.extract.intervals import STATUSES
-from attest_client.check import main as check_main
-from attest_core.check_findings import FAILURE_KINDS
 from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
 from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES

@@ -19,19 +19,19 @@ import pytest
 from django.core.cache import cache
 from joserfc.jwk import OKPKey
 
-from receipts import selectors
 from attest_client.check import main
 from attest_core.canonical import b64url_encode, canonical_json
 from attest_core.check_findings import EXIT_CODES
 from attest_core.checks import check_offline
 from attest_core.jws import sign_compact
+from attest_core.normalise import normalise
+from attest_core.passages import find_passages
+from receipts import selectors
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
 from receipts.services import issue_receipt
 from tests.verification.conftest import PageServer, page
 from verification.engine.html_text import html_text
 from verification.engine.match import match_quote
-from attest_core.normalise import normalise
-from attest_core.passages import find_passages
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_bytes
 
 ROOT = Path(__file__).resolve().parents[2]

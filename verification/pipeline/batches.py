@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attest.errors import AttestError, Unprocessable
+from attest_core.passages import NOTE as PASSAGES_NOTE
 from receipts.services import issue_receipt
 from verification.capacity import queues
 from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
-from attest_core.passages import NOTE as PASSAGES_NOTE
 from verification.network.addresses import parse_url
 from verification.network.fetch import FetchResult, HostNotFound, Target, check_url
 from verification.network.robots import ensure_robots_allow

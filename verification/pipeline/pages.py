@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from attest.errors import NotOnEdge
+from attest_core.normalise import Normalised, normalise
 from verification.capacity.pdf_pool import PdfTimeout, read_pdfs
 from verification.engine.classify import ADVICE, Verdict, classify_html
 from verification.engine.doi import find_doi
 from verification.engine.html_text import decode_html, html_text
 from verification.engine.injection import injection_flags
-from attest_core.normalise import Normalised, normalise
 from verification.engine.pdf_text import PdfText
 from verification.network.fetch import FetchResult
 

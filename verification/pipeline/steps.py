@@ -11,12 +11,12 @@ from typing import Any
 from django.conf import settings
 
 from attest.errors import InvalidRequest, Unprocessable
+from attest_core.normalise import normalise
+from attest_core.passages import ClaimHasNoWords, find_passages
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
 from verification.crossref.lookups import CallLookups
 from verification.engine.doi import doi_named_by_link
 from verification.engine.match import MatchTooCostly, WorkBudget, match_quote
-from attest_core.normalise import normalise
-from attest_core.passages import ClaimHasNoWords, find_passages
 from verification.network.fetch import FetchResult, Target, fetch
 from verification.network.robots import ensure_robots_allow
 from verification.pipeline.pages import Page, build_pages
