@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 GUNICORN_LIMITS := --limit-request-line 8190 --limit-request-field_size 20480
 
 .DEFAULT_GOAL := help
-.PHONY: help install run worker test lint format migrate superuser bench clean
+.PHONY: help install install-runtime run worker test lint format migrate superuser bench clean
 
 help:
 	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
@@ -28,14 +28,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall only when the dependency list changes.
+# Reinstall only when the dependency list changes. Serving needs the runtime dependencies
+# only (.installed); the test and lint tools come on top of them (.installed-dev).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
 
-install: $(VENV)/.installed
+# Everything, for development (what `make test` needs); `make run` needs install-runtime only.
+install: $(VENV)/.installed-dev
 
-migrate: install
+install-runtime: $(VENV)/.installed
+
+migrate: install-runtime
 	$(BIN)/python manage.py migrate --noinput
 
 # The task worker (project rebuilds) runs beside gunicorn; Ctrl-C stops both, and the trap
