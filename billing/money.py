@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 def token_amount(atomic: str | int, *, network: str, asset: str) -> str:
     """ "0.01 USDC" for 10000 atomic units of USDC; the raw figure, said so, for an unknown
     asset or a value that is not a whole number (nothing is guessed)."""
