@@ -550,8 +550,3 @@ def test_the_readme_and_guides_name_only_routes_that_run(doc):
     for path in sorted(p for p in named if not p.endswith("/")):  # "/v1/…" is a prefix
         concrete = re.sub(r"\{[^}]+\}", "1", path)  # "1" fits every path converter
         assert served(concrete), f"{doc.name} names {path}, which this service does not serve"
-
-
-def test_the_readme_names_the_routes_of_a_first_hour():
-    named = set(re.findall(r"(?:GET|POST) (/[^\s`]+)", README))
-    assert {"/v1/verify/quote", "/v1/observations", "/v1/recall", "/v1/citations/resolve"} <= named
