@@ -26,7 +26,6 @@ help:
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Attest needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Reinstall only when the dependency list changes. Serving needs the runtime dependencies
 # only (.installed); the test and lint tools come on top of them (.installed-dev).
@@ -48,11 +47,13 @@ migrate: install-runtime
 
 # The task worker (project rebuilds) runs beside gunicorn; Ctrl-C stops both, and the trap
 # stops the worker whenever gunicorn ends for another reason.
+# --preload loads the app once in gunicorn's master and forks the workers from it, instead of
+# each worker importing it again (nothing opens a connection, thread or pool at import).
 run: migrate
 	$(BIN)/python manage.py ensure_signing_key
 	$(BIN)/python manage.py db_worker --interval 1 & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
+	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --preload --timeout 120 \
 		$(GUNICORN_LIMITS) --access-logfile - --forwarded-allow-ips ""
 
 # Only the task worker, for a deployment that runs gunicorn elsewhere.
