@@ -1,4 +1,4 @@
-"""The billing guide's client example (docs/billing.md) pays; the charging table's rules (the docs page renders it)."""
+"""docs/billing.md's client example pays; the charging table's rules (the docs page renders it)."""
 
 from __future__ import annotations
 
