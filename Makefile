@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 GUNICORN_LIMITS := --limit-request-line 8190 --limit-request-field_size 20480
 
 .DEFAULT_GOAL := help
-.PHONY: help install run worker test lint format migrate superuser bench clean
+.PHONY: help install install-runtime run worker test lint format migrate superuser bench clean
 
 help:
 	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
@@ -26,26 +26,36 @@ help:
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Attest needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall only when a dependency list changes. The service imports attest_core, which
-# ships in the client's distribution (clients/python): both are installed editable.
+# Reinstall only when a dependency list changes. Serving needs the runtime dependencies
+# only (.installed); the test and lint tools come on top of them (.installed-dev). The
+# service imports attest_core, which ships in the client's distribution (clients/python):
+# both are installed editable.
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ./clients/python -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e ./clients/python -e ".[dev]"
 	touch $@
 
-install: $(VENV)/.installed
+# Everything, for development (what `make test` needs); `make run` needs install-runtime only.
+install: $(VENV)/.installed-dev
 
-migrate: install
+install-runtime: $(VENV)/.installed
+
+migrate: install-runtime
 	$(BIN)/python manage.py migrate --noinput
 
 # The task worker (project rebuilds) runs beside gunicorn; Ctrl-C stops both, and the trap
 # stops the worker whenever gunicorn ends for another reason.
+# --preload loads the app once in gunicorn's master and forks the workers from it, instead of
+# each worker importing it again (nothing opens a connection, thread or pool at import).
 run: migrate
 	$(BIN)/python manage.py ensure_signing_key
 	$(BIN)/python manage.py db_worker --interval 1 & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout 120 \
+	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --preload --timeout 120 \
 		$(GUNICORN_LIMITS) --access-logfile - --forwarded-allow-ips ""
 
 # Only the task worker, for a deployment that runs gunicorn elsewhere.

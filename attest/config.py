@@ -45,7 +45,7 @@ def cache_config(env: environ.Env, default: str) -> dict:
         # because rate-limit buckets and capacity slots live here.
         config["BACKEND"] = "django_redis.cache.RedisCache"
         # An unreachable Redis must fail in a second, not hang a worker for the kernel's
-        # TCP timeout: every use then answers as the README's Operations section says.
+        # TCP timeout: every use then answers as docs/operations.md says.
         options = config.setdefault("OPTIONS", {})
         options.setdefault("SOCKET_CONNECT_TIMEOUT", 1.0)
         options.setdefault("SOCKET_TIMEOUT", 1.0)

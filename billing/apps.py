@@ -1,4 +1,5 @@
-"""Billing's app config: loads the payment stack and undoes its interpreter-wide side effect."""
+"""Billing's app config, and the loader of the payment stack that undoes its interpreter-wide
+side effect."""
 
 import importlib
 import sys
@@ -10,12 +11,18 @@ from django.apps import AppConfig
 RECURSION_LIMIT = 1000
 
 
+def load_payment_stack() -> None:
+    """Import the x402 SDK's EVM half once, and put the recursion limit back.
+
+    eth_account (the x402 EVM scheme) imports py_ecc, which raises the interpreter's recursion
+    limit to 100000 on import. A serving process calls this before its first request
+    (attest/wsgi.py), so the raised limit cannot turn a hostile request body into a segfault.
+    It is not done at app load: the import takes a second or more, which every management
+    command would pay; the code that needs the SDK's EVM half imports it where it is used.
+    """
+    importlib.import_module("eth_account")
+    sys.setrecursionlimit(min(sys.getrecursionlimit(), RECURSION_LIMIT))
+
+
 class BillingConfig(AppConfig):
     name = "billing"
-
-    def ready(self) -> None:
-        # eth_account (the x402 EVM scheme) imports py_ecc, which raises the interpreter's
-        # recursion limit to 100000 on import. Import it now, once, and put the limit back,
-        # so the raised limit cannot turn a hostile request body into a segfault.
-        importlib.import_module("eth_account")
-        sys.setrecursionlimit(min(sys.getrecursionlimit(), RECURSION_LIMIT))

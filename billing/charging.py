@@ -13,8 +13,8 @@ class ChargingRule:
     charged: bool
 
 
-# Every rule of the verify/quote and verify/citations seeds. The README's charging table is
-# checked against this list by a test, so the two cannot drift apart.
+# Every rule of the verify/quote and verify/citations seeds. The charging table on
+# /docs/payments is rendered from this list, so the two cannot drift apart.
 CHARGING_RULES: tuple[ChargingRule, ...] = (
     ChargingRule(
         "Malformed request: a missing or bad field, URL, quote or option",

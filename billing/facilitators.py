@@ -8,10 +8,8 @@ import httpx
 from django.conf import settings
 from x402 import ResourceConfig, x402ResourceServerSync
 from x402.http import FacilitatorConfig, HTTPFacilitatorClientSync
-from x402.mechanisms.evm.exact import ExactEvmServerScheme
 
 from billing.exceptions import FacilitatorUnavailable
-from billing.local_facilitator import build_local_facilitator
 from billing.pricing import MAX_TIMEOUT_SECONDS
 
 _lock = threading.Lock()
@@ -31,6 +29,12 @@ def resource_server() -> x402ResourceServerSync:
     Initialising asks the facilitator what it supports, so it happens on the first priced
     request, not at import; a failure is not cached, so the next request tries again.
     """
+    # The SDK's EVM half (eth_account, web3) is slow to import: loaded by the first call
+    # that needs it, so a management command does not pay for it (billing.apps).
+    from x402.mechanisms.evm.exact import ExactEvmServerScheme
+
+    from billing.local_facilitator import build_local_facilitator
+
     key = (settings.X402_FACILITATOR_URL, settings.X402_NETWORK, settings.X402_FACILITATOR_TIMEOUT)
     with _lock:
         server = _servers.get(key)

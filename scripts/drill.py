@@ -9,7 +9,7 @@ Each drill starts its own throwaway parts (a PostgreSQL cluster in a temporary
 directory, gunicorn on its own ports), drives real requests at them, breaks one
 thing, and prints what every request got back. Nothing shared is touched. The
 PostgreSQL and disk drills need root (they run initdb as the postgres user and
-mount a small tmpfs). The README's Operations section quotes the last figures.
+mount a small tmpfs). docs/operations.md quotes the last figures.
 """
 
 from __future__ import annotations

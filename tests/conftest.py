@@ -6,6 +6,12 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from billing.apps import load_payment_stack
+
+# The suite runs the way a served process does: the payment stack loaded up front, with the
+# recursion limit it raises put back (attest/wsgi.py does the same for gunicorn).
+load_payment_stack()
+
 
 @pytest.fixture
 def api() -> APIClient:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.urls import Resolver404, resolve
-from x402.mechanisms.evm.exact import ExactEvmServerScheme
 
 from billing.pricing import PRICED_ROUTES
 
@@ -38,6 +37,8 @@ def served(path_: str) -> bool:
 
 def prices() -> list[Price]:
     """The priced routes this service serves, with the atomic amount the x402 SDK offers."""
+    from x402.mechanisms.evm.exact import ExactEvmServerScheme  # slow: see billing/money.py
+
     scheme = ExactEvmServerScheme()
     rows = []
     for route in PRICED_ROUTES.values():

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 
 from x402 import PaymentPayload, PaymentRequirements
 from x402.http import safe_base64_decode
-from x402.mechanisms.evm.types import ExactEIP3009Payload
-from x402.mechanisms.evm.v1.constants import V1_NETWORK_CHAIN_IDS
 from x402.schemas import PaymentPayloadV1
 
 from attest_core.canonical import canonical_json
@@ -68,6 +66,8 @@ def decode_payment(header: str, requirement: PaymentRequirements) -> PaymentPayl
     decoded = _parse(header)
     if decoded is None or isinstance(decoded, PaymentPayload):
         return decoded
+    from x402.mechanisms.evm.v1.constants import V1_NETWORK_CHAIN_IDS  # slow: see money.py
+
     chain_id = V1_NETWORK_CHAIN_IDS.get(decoded.network)
     if decoded.scheme != requirement.scheme or f"eip155:{chain_id}" != requirement.network:
         return None
@@ -94,6 +94,8 @@ def read_authorization(payload: dict) -> Authorization:
     the facilitator (which would read as an outage), and so one nonce cannot be claimed
     under two spellings. Raises ``MalformedAuthorization``.
     """
+    from x402.mechanisms.evm.types import ExactEIP3009Payload  # slow to import: see money.py
+
     try:
         parsed = ExactEIP3009Payload.from_dict(payload)
         authorization = parsed.authorization

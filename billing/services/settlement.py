@@ -9,7 +9,6 @@ import httpx
 from django.db import transaction
 from x402 import PaymentPayload, PaymentRequirements
 from x402.http import encode_payment_response_header
-from x402.mechanisms.evm.constants import ERR_NONCE_ALREADY_USED, ERR_SETTLEMENT_PENDING
 from x402.schemas import SettleResponse
 
 from attest.errors import AttestError
@@ -151,6 +150,9 @@ def _settle(
     where an earlier settle may already have moved the money: then nothing is released,
     and a used nonce means paid.
     """
+    # Slow to import (the SDK's EVM half): loaded by the first settlement, see money.py.
+    from x402.mechanisms.evm.constants import ERR_NONCE_ALREADY_USED, ERR_SETTLEMENT_PENDING
+
     try:
         result = resource_server().settle_payment(payload, requirements)
     except _NOT_SENT as exc:

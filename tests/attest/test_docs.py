@@ -521,7 +521,8 @@ def test_the_navigation_groups_pages_under_their_headings(client):
     assert "/docs/fetch" in shown["Verification"]
 
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+REPO = Path(__file__).resolve().parents[2]
+README = (REPO / "README.md").read_text()
 
 
 def test_the_readme_links_every_docs_page():
@@ -529,12 +530,24 @@ def test_the_readme_links_every_docs_page():
     assert linked == {f"/docs/{doc.slug}" for doc in PAGES}
 
 
-def test_the_readme_names_only_routes_that_run():
+# The README and the guides beside it (docs/*.md, bench/README.md, CHANGELOG.md).
+MARKDOWN = sorted(
+    [
+        REPO / "README.md",
+        REPO / "CHANGELOG.md",
+        REPO / "bench" / "README.md",
+        *(REPO / "docs").glob("*.md"),
+    ]
+)
+
+
+@pytest.mark.parametrize("doc", MARKDOWN, ids=lambda path: str(path.relative_to(REPO)))
+def test_the_readme_and_guides_name_only_routes_that_run(doc):
+    text = doc.read_text()
     # Our own paths, however written: `POST /v1/...`, `/v1/...`, or a link to the service.
     ours = r"/(?:v1|docs|\.well-known|healthz)[^`\s?)…]*"
-    named = set(re.findall(rf"`(?:(?:GET|POST) )?({ours})", README))
-    named |= set(re.findall(r"\(http://127\.0\.0\.1:8000(/[^)\s]*)\)", README))
-    assert len(named) > 15
+    named = set(re.findall(rf"`(?:(?:GET|POST) )?({ours})", text))
+    named |= set(re.findall(r"\(http://127\.0\.0\.1:8000(/[^)\s]*)\)", text))
     for path in sorted(p for p in named if not p.endswith("/")):  # "/v1/…" is a prefix
         concrete = re.sub(r"\{[^}]+\}", "1", path)  # "1" fits every path converter
-        assert served(concrete), f"the README names {path}, which this service does not serve"
+        assert served(concrete), f"{doc.name} names {path}, which this service does not serve"

@@ -1,4 +1,4 @@
-"""The README's client example pays; the charging table's rules (the docs page renders it)."""
+"""docs/billing.md's client example pays; the charging table's rules (the docs page renders it)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from billing.charging import UNCHARGED_CODES, response_is_charged
 from billing.models import LocalTransfer
 from tests.billing.urls import UNCHARGED
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+GUIDE = (Path(__file__).resolve().parents[2] / "docs" / "billing.md").read_text()
 
 
 def test_every_uncharged_error_a_view_raises_is_in_the_table():
@@ -32,13 +32,13 @@ def test_only_a_normal_answer_is_charged(status, charged, expected):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.urls("tests.billing.urls")
-def test_readme_client_example_pays_for_a_call(live_server, monkeypatch):
-    code = re.search(r"### Paying from Python.*?```python\n(.*?)```", README, re.S).group(1)
+def test_the_guides_client_example_pays_for_a_call(live_server, monkeypatch):
+    code = re.search(r"## Paying from Python.*?```python\n(.*?)```", GUIDE, re.S).group(1)
     monkeypatch.setitem(os.environ, "PAYER_KEY", Account.create().key.hex())
     monkeypatch.setitem(os.environ, "ATTEST_URL", live_server.url)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+        exec(compile(code, "docs/billing.md", "exec"), {"__name__": "guide_example"})
     status, settlement = out.getvalue().splitlines()[0].split(" ", 1)
     assert status == "200"
     assert settlement != "None"

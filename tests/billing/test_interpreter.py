@@ -1,4 +1,5 @@
-"""Loading the payment stack must not weaken the interpreter for every other route."""
+"""Loading the payment stack must not weaken the interpreter for every other route, and must
+not slow every management command down."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-# A fresh process: Django set up the way a server worker does it, then one hostile body.
+# A fresh process loaded the way a gunicorn worker loads it, then one hostile body.
 DEEP_BODY_SCRIPT = """
 import sys
-import django
-django.setup()
+import attest.wsgi
 from django.test import Client
 client = Client(raise_request_exception=False)
 response = client.generic(
@@ -22,17 +22,29 @@ response = client.generic(
 print(sys.getrecursionlimit(), response.status_code)
 """
 
+# What the served process has once the payment stack is loaded (py_ecc raised the limit).
+SERVED_LIMIT_SCRIPT = """
+import sys
+import attest.wsgi
+import py_ecc
+print(sys.getrecursionlimit())
+"""
 
-def test_payment_stack_leaves_the_default_recursion_limit():
-    import eth_account  # noqa: F401  (imports py_ecc, which raises the limit on import)
+# What `manage.py <command>` loads: the apps and the URLconf, as `manage.py check` does.
+COMMAND_SCRIPT = """
+import sys
+import django
+django.setup()
+from django.urls import get_resolver
+get_resolver().url_patterns
+print(sorted(m for m in ("eth_account", "web3", "x402.mechanisms.evm") if m in sys.modules))
+"""
 
-    assert sys.getrecursionlimit() <= 1000
 
-
-def test_deeply_nested_json_body_does_not_crash_the_worker():
+def _run(script: str) -> str:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "attest.settings"}
     done = subprocess.run(
-        [sys.executable, "-c", DEEP_BODY_SCRIPT],
+        [sys.executable, "-c", script],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -40,6 +52,18 @@ def test_deeply_nested_json_body_does_not_crash_the_worker():
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    limit, status = done.stdout.split()[-2:]
+    return done.stdout
+
+
+def test_payment_stack_leaves_the_default_recursion_limit():
+    assert int(_run(SERVED_LIMIT_SCRIPT).split()[-1]) <= 1000
+
+
+def test_deeply_nested_json_body_does_not_crash_the_worker():
+    limit, status = _run(DEEP_BODY_SCRIPT).split()[-2:]
     assert int(limit) <= 1000
     assert status.isdigit()
+
+
+def test_management_commands_do_not_import_the_evm_stack():
+    assert _run(COMMAND_SCRIPT).strip().splitlines()[-1] == "[]"

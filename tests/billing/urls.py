@@ -108,5 +108,5 @@ class MethodPricedView(APIView):
 
 urlpatterns = [path(f"v1/test/{name}", priced_test_view(name)) for name in PRICED_ROUTES]
 urlpatterns.append(path("v1/test-method/fetch", MethodPricedView.as_view()))
-# Where the README's client example posts; the body it sends is a real page result here.
+# Where docs/billing.md's client example posts; the body it sends is a real page result here.
 urlpatterns.append(path("v1/verify/quote", priced_test_view("verify/quote")))

@@ -66,6 +66,10 @@ NOTICE_ROWS = 100
 # Statuses of /works/{doi} that mean "not a Crossref DOI": unknown, malformed, gone.
 _NOT_FOUND_STATUSES = frozenset({400, 404, 410})
 
+# The wall clock the pacing state is kept by (budgets, Crossref's spacing, a 429's back-off),
+# as seconds since the epoch. A test sets another to move time on without waiting for it.
+pace_clock: Callable[[], float] = time.time
+
 
 @dataclass(frozen=True)
 class CrossrefOutcome:
@@ -259,7 +263,7 @@ def _lookup(doi: str, *, tier: str, request_id: str, deadline: float) -> Crossre
 def _ask(
     doi: str, *, pace: PaceState, tier: str, deadline: float, trace: _Trace
 ) -> CrossrefOutcome:
-    now = time.time()
+    now = pace_clock()
     if pace.backing_off(now) or not pace.take(tier, now):
         raise _Skip(RATE_LIMITED)
     base = settings.ATTEST_CROSSREF_URL
@@ -295,14 +299,14 @@ def _user_agent() -> str:
 
 def _get(url: str, *, pace: PaceState, deadline: float, trace: _Trace) -> FetchResult:
     """One request to Crossref, spaced as its advertised limit asks; _Skip if it cannot be."""
-    wait = pace.wait_before_request(time.time())
+    wait = pace.wait_before_request(pace_clock())
     if time.monotonic() + wait >= deadline:
         raise _Skip(RATE_LIMITED)
     time.sleep(wait)
     left = deadline - time.monotonic()
     if left <= 0:
         raise _Skip(TIMEOUT)
-    sent_at = time.time()
+    sent_at = pace_clock()
     answer = fetch_api(
         url,
         headers={"User-Agent": _user_agent(), "Accept": "application/json"},
@@ -310,7 +314,7 @@ def _get(url: str, *, pace: PaceState, deadline: float, trace: _Trace) -> FetchR
         max_bytes=MAX_ANSWER_BYTES,
     )
     pace.answered(
-        sent_at=sent_at, status=answer.http_status, headers=answer.headers, now=time.time()
+        sent_at=sent_at, status=answer.http_status, headers=answer.headers, now=pace_clock()
     )
     trace.requests += 1
     trace.http_status = answer.http_status

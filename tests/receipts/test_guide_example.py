@@ -1,4 +1,4 @@
-"""The README's offline check runs as written against a live server."""
+"""The receipts guide's offline check (docs/receipts.md) runs as written against a live server."""
 
 from __future__ import annotations
 
@@ -11,27 +11,26 @@ import pytest
 
 from tests.receipts.samples import PAGE_TEXT, QUOTE, issue_sample
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "receipts.md"
 
 
-def readme_example() -> str:
-    section = README.read_text().split("## Receipts", 1)[1].split("\n## ", 1)[0]
-    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+def guide_example() -> str:
+    return re.search(r"```python\n(.*?)```", GUIDE.read_text(), re.DOTALL).group(1)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_readme_offline_check_verifies_a_receipt(
+def test_the_guides_offline_check_verifies_a_receipt(
     live_server, key_dir, settings, tmp_path, monkeypatch
 ):
     settings.ATTEST_PUBLIC_URL = live_server.url
     monkeypatch.chdir(tmp_path)
     (tmp_path / "receipt.jws").write_text(issue_sample() + "\n")
-    code = readme_example()
+    code = guide_example()
     assert 'ATTEST = "http://127.0.0.1:8000"' in code
     code = code.replace('ATTEST = "http://127.0.0.1:8000"', f'ATTEST = "{live_server.url}"')
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/receipts.md", "exec"), {})
     start = PAGE_TEXT.index(QUOTE)
     lines = out.getvalue().splitlines()
     assert lines[0] == f"exact {start} {start + len(QUOTE)} https://example.org/help real"
