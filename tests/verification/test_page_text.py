@@ -369,12 +369,38 @@ def test_doi_comes_from_meta_tags_in_their_order():
 def test_doi_comes_from_the_url_path_last():
     assert find_doi(
         requested_url="https://journals.example/doi/10.1371/journal.pone.0001.full"
-    ) == FoundDoi("10.1371/journal.pone.0001.full", "url")
+    ) == FoundDoi("10.1371/journal.pone.0001", "url")
     # The cited URL's path first, then where it ended.
     assert find_doi(
         requested_url="https://x.org/go?id=1",
         final_url="https://journals.example/doi/10.1000/landed/",
     ) == FoundDoi("10.1000/landed", "url")
+
+
+@pytest.mark.parametrize(
+    ("path", "doi"),
+    [
+        ("/doi/10.5555/x/view.html", "10.5555/x"),
+        ("/doi/10.5555/x/full", "10.5555/x"),
+        ("/doi/abs/10.1002/abc.123/abstract", "10.1002/abc.123"),
+        ("/doi/10.5555/x/epdf", "10.5555/x"),
+        ("/doi/10.5555/x/pdf/view.html", "10.5555/x"),
+        ("/article/10.5555/paper.pdf", "10.5555/paper"),
+        ("/content/10.1101/2020.01.01.123456v1.full.pdf", "10.1101/2020.01.01.123456v1"),
+        # What is not a publisher's view stays: a DOI may have several segments.
+        ("/doi/10.1000/a/b/c", "10.1000/a/b/c"),
+        ("/doi/10.5555/full", "10.5555/full"),
+    ],
+)
+def test_a_doi_in_a_url_path_loses_what_the_publisher_appends(path, doi):
+    assert find_doi(requested_url="https://journals.example" + path) == FoundDoi(doi, "url")
+
+
+def test_a_doi_org_link_and_a_meta_tag_are_taken_as_written():
+    # doi.org resolves the exact DOI, and a meta tag names it: nothing is cut from either.
+    assert find_doi(requested_url="https://doi.org/10.5555/x/full").doi == "10.5555/x/full"
+    found = find_doi(requested_url="https://x.org/a", meta={"citation_doi": ["10.5555/y/pdf"]})
+    assert found == FoundDoi("10.5555/y/pdf", "page")
 
 
 def test_a_doi_org_link_in_the_page_body_is_not_the_page_doi():
