@@ -5,8 +5,9 @@ fit the page, one in Helvetica (a standard Type 1 font, not embedded) and one
 in an embedded TrueType font (Liberation Sans or DejaVu Sans from the
 machine's fonts). Each round reads each PDF with ``pdf_text`` (pypdf for the
 structure and limits, PDFium for the text) and with pypdf alone (its
-``extract_text``, keeping text whose origin lies inside the crop box, as the
-engine did before); the figure is the median of the rounds. Both texts are
+``extract_text``, keeping text whose origin lies inside the page's visible box,
+its CropBox clipped to its MediaBox, each inherited from the page tree when the
+page has none); the figure is the median of the rounds. Both texts are
 compared after normalisation. Then the worker pool's time for the same read.
 """
 
@@ -55,13 +56,27 @@ def _pages() -> list[list[str]]:
     return pages
 
 
+def visible_box(page) -> tuple[float, float, float, float]:
+    """The page's CropBox clipped to its MediaBox (pypdf's reader applies inherited boxes)."""
+
+    def edges(box):
+        xs, ys = (float(box.left), float(box.right)), (float(box.bottom), float(box.top))
+        return min(xs), min(ys), max(xs), max(ys)
+
+    media, crop = edges(page.mediabox), edges(page.cropbox)
+    return (
+        max(media[0], crop[0]),
+        max(media[1], crop[1]),
+        min(media[2], crop[2]),
+        min(media[3], crop[3]),
+    )
+
+
 def pypdf_text(data: bytes) -> str:
     """pypdf's extraction, origin inside the crop box, pages joined by a space."""
     texts = []
     for page in PdfReader(io.BytesIO(data), strict=False).pages:
-        box = page.cropbox
-        left, bottom = float(min(box.left, box.right)), float(min(box.bottom, box.top))
-        right, top = float(max(box.left, box.right)), float(max(box.bottom, box.top))
+        left, bottom, right, top = visible_box(page)
         parts: list[str] = []
 
         def inside(text, cm, tm, font, size, parts=parts, box=(left, bottom, right, top)):

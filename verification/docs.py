@@ -286,9 +286,13 @@ def _batches() -> list[Limit]:
             "ATTEST_MATCH_SLOTS, ATTEST_MATCH_QUEUE",
         ),
         Limit(
-            "PDFs read at once, and waiting",
+            "PDFs read at once, and places waiting behind them; a request holds at "
+            "most one place per reader and reads its PDFs in turn, so a batch of any "
+            "size fits an idle server",
             f"{settings.ATTEST_PDF_READERS}, and {settings.ATTEST_PDF_QUEUE} waiting",
-            "503 over_capacity (details.reason pdf_queue_full), not charged",
+            "503 over_capacity (details.reason pdf_queue_full) with Retry-After, only "
+            "while other requests hold every place or the first turn takes over "
+            f"{PDF_SECONDS} s; not charged",
             "ATTEST_PDF_READERS, ATTEST_PDF_QUEUE",
         ),
     ]

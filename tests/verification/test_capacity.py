@@ -46,6 +46,19 @@ def test_a_place_whose_lease_ran_out_lapses():
     assert limits.queue_has_room(holders, now=6, limits=SIZES)
 
 
+def test_a_request_takes_the_places_that_are_free_and_none_when_the_queue_is_full():
+    holders = limits.queue_join([], ["a", "b"], now=0, lease=10, limits=SIZES)
+    joined, taken = limits.queue_join_some(holders, ["x", "y"], now=1, lease=10, limits=SIZES)
+    assert (taken, [h[0] for h in joined]) == (["x"], ["a", "b", "x"])
+    assert limits.queue_join_some(joined, ["z"], now=1, lease=10, limits=SIZES) is None
+
+
+def test_a_renewed_place_outlives_its_first_lease():
+    holders = limits.queue_join([], ["a", "b"], now=0, lease=10, limits=SIZES)
+    holders = limits.queue_renew(holders, ["a"], now=8, lease=10)
+    assert [h[0] for h in limits.queue_live(holders, now=12)] == ["a"]
+
+
 RULE = limits.BucketRule(size=6, refill_seconds=10)
 
 
@@ -269,7 +282,59 @@ def test_a_read_over_the_limit_is_killed_with_its_worker(small_queues, monkeypat
 
 
 @pytest.mark.django_db
-def test_pdfs_that_cannot_all_be_queued_take_no_place(small_queues):
-    with pytest.raises(OverCapacity):
-        pdf_pool.read_pdfs([_pdf(1, 8), _pdf(1, 9)])  # two places asked, one exists
+def test_more_pdfs_than_places_are_read_in_turn_through_the_places_there_are(small_queues):
+    outcomes = pdf_pool.read_pdfs([_pdf(1, 8), _pdf(1, 9), _pdf(2, 10)])  # one place exists
+    assert [o.page_count for o in outcomes] == [1, 1, 2]
+    assert pdf_pool.PDF_QUEUE.has_room()  # every place was left
+
+
+@pytest.mark.django_db
+def test_a_full_pdf_queue_takes_no_place_and_says_when_to_retry(small_queues):
+    with pdf_pool.PDF_QUEUE.join():
+        with pytest.raises(OverCapacity) as refused:
+            pdf_pool.read_pdfs([_pdf(1, 11), _pdf(1, 12)])
+        assert refused.value.retry_after == 5
     assert pdf_pool.PDF_QUEUE.has_room()
+
+
+def _pdf_batch(pages, count: int) -> list[dict]:
+    citations = []
+    for n in range(count):
+        lines = [[f"Report {n} opens here."], [f"Report {n} ends on its second page."]]
+        pages.routes[f"/r{n}.pdf"] = page(text_pdf(lines), content_type="application/pdf")
+        citations.append({"url": pages.url(f"/r{n}.pdf"), "quote": f"Report {n} ends"})
+    return citations
+
+
+def _paid_citations(api, citations):
+    """The batch, paying its offer (signed for real, settled by the local facilitator)."""
+    response = _citations(api, citations)
+    if response.status_code != 402:
+        return response
+    return _citations(api, citations, HTTP_PAYMENT_SIGNATURE=Payer().pay(decode_offer(response)))
+
+
+@pytest.mark.django_db
+def test_a_batch_of_ten_pdfs_is_served_by_an_idle_server_with_the_defaults(api, pages, trial):
+    assert (trial.ATTEST_PDF_READERS, trial.ATTEST_PDF_QUEUE) == (2, 6)  # 8 places, 10 PDFs
+    response = _paid_citations(api, _pdf_batch(pages, 10))
+    assert response.status_code == 200, response.content
+    results = response.json()["results"]
+    assert [(r["match"], r["pdf_page"]) for r in results] == [("exact", 2)] * 10
+    assert pdf_pool.PDF_QUEUE.has_room()
+    assert LocalTransfer.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_batch_of_ten_pdfs_is_told_to_retry_only_while_others_hold_the_places(api, pages, trial):
+    citations = _pdf_batch(pages, 10)
+    held = pdf_pool.PDF_QUEUE.join(8)  # every place taken by other requests
+    refused = _paid_citations(api, citations)
+    assert refused.status_code == 503
+    assert refused.json()["error"]["details"]["reason"] == "pdf_queue_full"
+    assert refused["Retry-After"] == "5"
+    assert not LocalTransfer.objects.exists()  # a refusal is not charged
+    held.leave()  # the other requests are done: the same batch is served
+    response = _paid_citations(api, citations)
+    assert response.status_code == 200, response.content
+    assert [r["match"] for r in response.json()["results"]] == ["exact"] * 10

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_pdf import pypdf_text
 from tests.verification.conftest import page
-from tests.verification.pdfs import text_pdf
+from tests.verification.pdfs import A4, LETTER, LaidOutPage, laid_out_pdf, text_pdf
 from verification.engine.classify import ADVICE, CONTENT_KINDS, classify_html
 from verification.engine.doi import FoundDoi, clean_doi, find_doi
 from verification.engine.html_text import MAX_TITLE_CHARS, decode_html, html_text
@@ -368,12 +369,38 @@ def test_doi_comes_from_meta_tags_in_their_order():
 def test_doi_comes_from_the_url_path_last():
     assert find_doi(
         requested_url="https://journals.example/doi/10.1371/journal.pone.0001.full"
-    ) == FoundDoi("10.1371/journal.pone.0001.full", "url")
+    ) == FoundDoi("10.1371/journal.pone.0001", "url")
     # The cited URL's path first, then where it ended.
     assert find_doi(
         requested_url="https://x.org/go?id=1",
         final_url="https://journals.example/doi/10.1000/landed/",
     ) == FoundDoi("10.1000/landed", "url")
+
+
+@pytest.mark.parametrize(
+    ("path", "doi"),
+    [
+        ("/doi/10.5555/x/view.html", "10.5555/x"),
+        ("/doi/10.5555/x/full", "10.5555/x"),
+        ("/doi/abs/10.1002/abc.123/abstract", "10.1002/abc.123"),
+        ("/doi/10.5555/x/epdf", "10.5555/x"),
+        ("/doi/10.5555/x/pdf/view.html", "10.5555/x"),
+        ("/article/10.5555/paper.pdf", "10.5555/paper"),
+        ("/content/10.1101/2020.01.01.123456v1.full.pdf", "10.1101/2020.01.01.123456v1"),
+        # What is not a publisher's view stays: a DOI may have several segments.
+        ("/doi/10.1000/a/b/c", "10.1000/a/b/c"),
+        ("/doi/10.5555/full", "10.5555/full"),
+    ],
+)
+def test_a_doi_in_a_url_path_loses_what_the_publisher_appends(path, doi):
+    assert find_doi(requested_url="https://journals.example" + path) == FoundDoi(doi, "url")
+
+
+def test_a_doi_org_link_and_a_meta_tag_are_taken_as_written():
+    # doi.org resolves the exact DOI, and a meta tag names it: nothing is cut from either.
+    assert find_doi(requested_url="https://doi.org/10.5555/x/full").doi == "10.5555/x/full"
+    found = find_doi(requested_url="https://x.org/a", meta={"citation_doi": ["10.5555/y/pdf"]})
+    assert found == FoundDoi("10.5555/y/pdf", "page")
 
 
 def test_a_doi_org_link_in_the_page_body_is_not_the_page_doi():
@@ -407,6 +434,87 @@ def test_text_drawn_outside_the_page_box_is_not_read():
     read = pdf_text(text_pdf([["Inside the page."]], outside={0: "Secret outside text"}))
     assert "Inside the page." in read.text
     assert "Secret" not in read.text
+
+
+# Each page: what is drawn inside its visible box (found) and outside it (never found).
+# Lines sit near every edge, the top 50 pt of an A4 page included (above US Letter).
+_LAYOUTS = [
+    # 1: A4, the box inherited from the page tree (fpdf2 writes it only there).
+    (
+        LaidOutPage([(72, 810, "Orchard survey 2026"), (72, 400, "Page one middle"),
+                     (72, 20, "Page one foot")]),
+        ["Orchard survey 2026", "Page one middle", "Page one foot"], [],
+    ),
+    # 2: US Letter in the page's own box, overriding the tree's A4.
+    (
+        LaidOutPage([(72, 770, "Letter page head"), (72, 20, "Letter page foot"),
+                     (72, 815, "Above the letter page")], mediabox=LETTER),
+        ["Letter page head", "Letter page foot"], ["Above the letter page"],
+    ),
+    # 3: A4 landscape in the page's own box.
+    (
+        LaidOutPage([(700, 570, "Landscape far corner"), (30, 20, "Landscape near corner"),
+                     (72, 700, "Below a landscape page")], mediabox=(0, 0, 842, 595)),
+        ["Landscape far corner", "Landscape near corner"], ["Below a landscape page"],
+    ),
+    # 4: inherited A4 with a CropBox of its own, smaller: only its inside is visible.
+    (
+        LaidOutPage([(120, 730, "Inside the crop"), (10, 500, "Left margin"),
+                     (120, 815, "Top margin"), (120, 60, "Foot margin")],
+                    cropbox=(100, 100, 500, 750)),
+        ["Inside the crop"], ["Left margin", "Top margin", "Foot margin"],
+    ),
+    # 5: inherited A4, turned a quarter (/Rotate 90): the box is the same user space.
+    (
+        LaidOutPage([(72, 815, "Rotated page head"), (400, 30, "Rotated page foot")],
+                    rotate=90),
+        ["Rotated page head", "Rotated page foot"], [],
+    ),
+    # 6: a CropBox larger than its MediaBox is clipped to the MediaBox.
+    (
+        LaidOutPage([(72, 820, "Clipped page head"), (620, 400, "Beyond the media box")],
+                    mediabox=A4, cropbox=(0, 0, 800, 900)),
+        ["Clipped page head"], ["Beyond the media box"],
+    ),
+    # 7: the page tree's A4 again, its first line the end of a sentence from page 6.
+    (
+        LaidOutPage([(72, 822, "spills over the page break."), (72, 400, "Last page.")]),
+        ["spills over the page break.", "Last page."], [],
+    ),
+]  # fmt: skip
+
+
+def test_every_line_inside_each_visible_page_box_is_read_with_its_page():
+    data = laid_out_pdf([layout for layout, _, _ in _LAYOUTS], tree_mediabox=A4)
+    read = pdf_text(data)
+    assert (read.page_count, read.pages_read, read.skipped_pages) == (7, 7, [])
+    for number, (_, shown, hidden) in enumerate(_LAYOUTS, start=1):
+        for line in shown:
+            assert line in read.text, (number, line)
+            assert read.page_at(read.text.index(line)) == number, line
+        for line in hidden:
+            assert line not in read.text, (number, line)
+    # pypdf's own reader (bench/bench_pdf.py) sees the same text in the same boxes.
+    assert _words(pypdf_text(data)) == _words(read.text)
+
+
+def test_a_crop_box_inherited_from_the_page_tree_hides_what_lies_outside_it():
+    data = laid_out_pdf(
+        [
+            LaidOutPage(
+                [
+                    (120, 700, "Seen in the crop"),
+                    (120, 770, "Above the crop"),
+                    (10, 400, "Left of the crop"),
+                ]
+            )
+        ],
+        tree_mediabox=A4,
+        tree_cropbox=(100, 100, 500, 750),
+    )
+    read = pdf_text(data)
+    assert _words(read.text) == "Seen in the crop"
+    assert _words(pypdf_text(data)) == "Seen in the crop"
 
 
 def test_pages_beyond_the_limit_are_not_read(monkeypatch):

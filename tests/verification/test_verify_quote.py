@@ -10,7 +10,7 @@ import pytest
 from attest_core.normalise import normalise
 from receipts.services import verify_receipt
 from tests.verification.conftest import gzip_bomb, page, redirect, trickle
-from tests.verification.pdfs import text_pdf
+from tests.verification.pdfs import A4, LaidOutPage, laid_out_pdf, text_pdf
 from verification.engine.classify import ADVICE
 from verification.engine.html_text import html_text
 from verification.models import RefusalTally, Verification
@@ -506,6 +506,31 @@ def test_every_pdf_passage_has_its_pages(api, pdf_url):
     assert [(p["pdf_page"], p["pdf_page_end"]) for p in signed["passages"]] == [
         (p["pdf_page"], p["pdf_page_end"]) for p in result["passages"]
     ]
+
+
+def _a4_report() -> bytes:
+    """Three A4 pages whose box is on the page tree only, as fpdf2 writes them."""
+    return laid_out_pdf(
+        [
+            LaidOutPage([(72, 800, "Orchard survey 2026"), (72, 760, "Apples were counted.")]),
+            LaidOutPage([(72, 800, "Irrigation and weather"), (72, 40, "Rain fell on the")]),
+            LaidOutPage([(72, 805, "orchard in every week of June."), (72, 700, "The end.")]),
+        ],
+        tree_mediabox=A4,
+    )
+
+
+def test_the_top_of_an_a4_page_with_an_inherited_box_is_read(api, pages):
+    pages.routes["/a4.pdf"] = page(_a4_report(), content_type="application/pdf")
+    for quote, pages_of in (
+        ("Orchard survey 2026", (1, 1)),
+        ("Irrigation and weather", (2, 2)),
+        ("Rain fell on the orchard in every week of June.", (2, 3)),
+    ):
+        body = _post(api, url=pages.url("/a4.pdf"), quote=quote).json()
+        result = body["result"]
+        assert result["match"] == "exact", quote
+        assert (result["pdf_page"], result["pdf_page_end"]) == pages_of, quote
 
 
 def test_an_edge_server_answers_501_for_a_pdf_and_still_reads_html(api, pdf_url, article, settings):

@@ -41,6 +41,24 @@ def queue_join(
     return live + [[token, now + lease] for token in tokens]
 
 
+def queue_join_some(
+    holders: Holders | None, tokens: list[str], *, now: float, lease: float, limits: QueueLimits
+) -> tuple[Holders, list[str]] | None:
+    """The queue with as many of ``tokens`` as fit joined at its end, and those tokens;
+    None when not one fits."""
+    live = queue_live(holders, now)
+    taken = tokens[: max(0, limits.places - len(live))]
+    if not taken:
+        return None
+    return live + [[token, now + lease] for token in taken], taken
+
+
+def queue_renew(holders: Holders | None, tokens: list[str], *, now: float, lease: float) -> Holders:
+    """The queue with the lease of ``tokens`` (those still live) running ``lease`` from now."""
+    renewed = set(tokens)
+    return [[h[0], now + lease] if h[0] in renewed else h for h in queue_live(holders, now)]
+
+
 def queue_has_room(holders: Holders | None, *, now: float, limits: QueueLimits) -> bool:
     return len(queue_live(holders, now)) < limits.places
 

@@ -1,11 +1,13 @@
 """PDF reading in worker processes behind a bounded queue every server process shares.
 
-A PDF first takes a place in the shared PDF queue (``ATTEST_PDF_READERS`` read at
-once across all processes, ``ATTEST_PDF_QUEUE`` more may wait); when there is no
-place the whole request answers 503 ``over_capacity`` (``pdf_queue_full``) and is
-not charged. Once its turn comes it is read by a worker of this process's pebble
-pool, and only that reading counts against ``PDF_SECONDS``: a read that outlives it
-is killed with its worker (pebble starts a fresh one), never left running.
+A request's PDFs first take places in the shared PDF queue (``ATTEST_PDF_READERS``
+places read at once across all processes, ``ATTEST_PDF_QUEUE`` more may wait), at
+most one per PDF and at most ``ATTEST_PDF_READERS``, and each place reads the
+request's PDFs in turn; when not one place is free the whole request answers 503
+``over_capacity`` (``pdf_queue_full``, Retry-After) and is not charged. Once a
+place's turn comes its PDF is read by a worker of this process's pebble pool, and only
+that reading counts against ``PDF_SECONDS``: a read that outlives it is killed with
+its worker (pebble starts a fresh one), never left running.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 import time
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -76,44 +79,51 @@ def _outcome(future: Future) -> PdfText | Exception:
 
 
 def read_pdfs(blobs: list[bytes]) -> list[PdfText | Exception]:
-    """Read several PDFs through the shared queue, each as soon as its turn comes.
+    """Read several PDFs through the shared queue, each as soon as a place's turn comes.
 
-    Raises ``OverCapacity`` (``pdf_queue_full``) when they cannot all be queued, or when
-    one waits longer than ``PDF_SECONDS`` for its turn. Each entry of the answer is the
-    text, or a ``PdfUnreadable`` / ``PdfTimeout`` for that file.
+    The request takes up to one place per PDF and never more than ``ATTEST_PDF_READERS``
+    (more could not read at once anyway), as many as are free; each place reads the
+    request's PDFs one after another. So a batch of any size fits an idle server, and
+    ``OverCapacity`` (``pdf_queue_full``, with Retry-After) means other requests hold
+    every place, or the first turn did not come within ``PDF_SECONDS``: both pass. Each
+    entry of the answer is the text, or a ``PdfUnreadable`` / ``PdfTimeout`` for that file.
     """
     if not blobs:
         return []
-    with PDF_QUEUE.join(len(blobs)) as place:
+    with PDF_QUEUE.join_some(min(len(blobs), PDF_QUEUE.sizes().running)) as place:
         return _read_in_turn(place, blobs)
 
 
 def _read_in_turn(place: QueuePlace, blobs: list[bytes]) -> list[PdfText | Exception]:
-    waiting = dict(zip(place.tokens, range(len(blobs)), strict=True))
-    reading: dict[Future, str] = {}
+    unread = deque(range(len(blobs)))
+    reading: dict[Future, tuple[str, int]] = {}
     outcomes: list[PdfText | Exception | None] = [None] * len(blobs)
     pool = _get_pool()
     # Waiting for a turn is bounded apart from reading: the queue must move within this.
     give_up = time.monotonic() + PDF_QUEUE.max_wait_seconds
     try:
-        while waiting or reading:
-            if waiting:
+        while unread or reading:
+            busy = {token for token, _ in reading.values()}
+            free = [t for t in place.tokens if t not in busy and t not in place.left]
+            if unread and free:
                 turns = place.turns()
-                for token in [t for t in waiting if t in turns]:
-                    index = waiting.pop(token)
+                for token in [t for t in free if t in turns][: len(unread)]:
+                    index = unread.popleft()
+                    place.renew([token])  # its lease runs from this read's start
                     future = pool.schedule(pdf_text, args=(blobs[index],), timeout=PDF_SECONDS)
-                    reading[future] = token
+                    reading[future] = (token, index)
                     give_up = time.monotonic() + PDF_QUEUE.max_wait_seconds
-                if waiting and not reading and time.monotonic() > give_up:
+                if unread and not reading and time.monotonic() > give_up:
                     raise PDF_QUEUE.full()
+            elif free:
+                place.leave(free)  # every PDF has its reader: the spare places go
             if not reading:
                 time.sleep(POLL_SECONDS)
                 continue
             done, _ = wait(list(reading), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
             for future in done:
-                token = reading.pop(future)
-                outcomes[place.tokens.index(token)] = _outcome(future)
-                place.leave([token])
+                _token, index = reading.pop(future)
+                outcomes[index] = _outcome(future)
     except BaseException:
         for future in reading:
             future.cancel()  # pebble stops a running read with its worker

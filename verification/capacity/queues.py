@@ -72,6 +72,23 @@ class SharedQueue:
             raise self.full()
         return QueuePlace(queue=self, tokens=tokens)
 
+    def join_some(self, count: int) -> QueuePlace:
+        """Take up to ``count`` places at the end of the queue, as many as fit; the 503
+        only when not one does (the queue is full, so waiting helps)."""
+        wanted = [uuid.uuid4().hex for _ in range(count)]
+        sizes = self.sizes()
+
+        def take(holders):
+            joined = limits.queue_join_some(
+                holders, wanted, now=clock(), lease=self.lease_seconds, limits=sizes
+            )
+            return (holders, None) if joined is None else joined
+
+        taken = change_state(self.key, take, keep_seconds=self.lease_seconds)
+        if not taken:
+            raise self.full()
+        return QueuePlace(queue=self, tokens=taken)
+
 
 @dataclass
 class QueuePlace:
@@ -94,6 +111,17 @@ class QueuePlace:
             if time.monotonic() > deadline:
                 raise self.queue.full()
             time.sleep(POLL_SECONDS)
+
+    def renew(self, tokens: list[str]) -> None:
+        """Start these places' leases again: a place that reads one PDF after another."""
+
+        def extend(holders):
+            renewed = limits.queue_renew(
+                holders, tokens, now=clock(), lease=self.queue.lease_seconds
+            )
+            return (renewed or None), None
+
+        change_state(self.queue.key, extend, keep_seconds=self.queue.lease_seconds)
 
     def leave(self, tokens: list[str] | None = None) -> None:
         going = [t for t in (tokens or self.tokens) if t not in self.left]

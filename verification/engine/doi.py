@@ -47,6 +47,44 @@ def clean_doi(candidate: str) -> str | None:
     return doi
 
 
+# What publishers put after a DOI in their article URLs: a view of the work (its full
+# text, abstract, PDF reader, figures...), never part of the DOI. A DOI read from a
+# URL path loses these, so the lookup asks Crossref for the work itself.
+_VIEW_SEGMENTS = frozenset(
+    {
+        "abs", "abstract", "article-info", "citedby", "cited-by", "comments", "download",
+        "epdf", "epub", "figures", "full", "full-text", "fulltext", "html", "info", "meta",
+        "metrics", "pdf", "pdfdirect", "pdfft", "pdfplus", "reader", "references", "suppl",
+        "supplemental", "supplementary", "suppinfo", "summary", "tables", "text", "toc",
+        "view",
+    }
+)  # fmt: skip
+# A file name's extension (``view.html``, ``main.pdf``, ``x.full.pdf``).
+_FILE_EXTENSION = re.compile(r"\.(?:pdf|html?|xml|epub|php|aspx?|jsp)$", re.I)
+# What some append to the DOI's own last segment (``…0001.full``, ``…v1.abstract``).
+_VIEW_SUFFIX = re.compile(r"\.(?:full|abstract|summary|fulltext)$", re.I)
+
+
+def _without_view(doi: str) -> str:
+    """``doi`` without the view segments and file names a publisher's path appends."""
+    prefix, *segments = doi.split("/")
+    while True:
+        last = segments[-1]
+        if len(segments) > 1 and (last in _VIEW_SEGMENTS or _FILE_EXTENSION.search(last)):
+            segments.pop()  # a page of the work, or a file, after the DOI
+            continue
+        shorter = _VIEW_SUFFIX.sub("", _FILE_EXTENSION.sub("", last))
+        if shorter == last or not shorter:
+            return "/".join([prefix, *segments])
+        segments[-1] = shorter
+
+
+def doi_in_path(url: str) -> str | None:
+    """The DOI in a URL's path (``/doi/10.5555/x/full`` names ``10.5555/x``), or None."""
+    doi = clean_doi(_path(url))
+    return _without_view(doi) if doi else None
+
+
 def _host(url: str) -> str | None:
     try:
         return urlsplit(url.strip()).hostname
@@ -84,7 +122,8 @@ def find_doi(
     1. A doi.org link: the cited URL itself, or any URL its redirects went through
        (a short link to doi.org, dx.doi.org to doi.org), or where they ended.
     2. The page's own meta tag (``citation_doi`` and the like).
-    3. A DOI in the path of the cited URL, then of the final URL.
+    3. A DOI in the path of the cited URL, then of the final URL, without what the
+       publisher appends after it (``/full``, ``/pdf``, ``/view.html``, ``.full``...).
 
     Links in the page's body never count: a blog post or a reference list links
     other papers, and their DOIs are not the page's.
@@ -101,7 +140,7 @@ def find_doi(
                 return FoundDoi(doi, SOURCE_PAGE)
     for url in (requested_url, final_url):
         if url:
-            doi = clean_doi(_path(url))
+            doi = doi_in_path(url)
             if doi:
                 return FoundDoi(doi, SOURCE_URL)
     return None

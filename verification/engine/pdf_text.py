@@ -65,10 +65,16 @@ def _content_size(page) -> int:
 
 
 def _page_text(document: pdfium.PdfDocument, index: int) -> str:
-    """Characters PDFium places inside the page's crop box (with the tolerance)."""
+    """Characters PDFium places inside the page's visible box (with the tolerance).
+
+    The visible box is the effective CropBox clipped to the effective MediaBox, each
+    inherited from the page tree when the page lacks its own (PDF 32000 §7.7.3.4).
+    ``get_bbox`` (FPDF_GetPageBoundingBox) answers that; ``get_cropbox`` reads only the
+    page's own dictionary and falls back to US Letter, which cut the top of A4 pages.
+    """
     page = document[index]
     try:
-        x0, y0, x1, y1 = page.get_cropbox()
+        x0, y0, x1, y1 = page.get_bbox()
         textpage = page.get_textpage()
         try:
             return textpage.get_text_bounded(

@@ -139,6 +139,26 @@ def test_every_kind_of_work_is_reported_in_pages_summary_and_receipt(api, papers
     assert [t.value for t in LocalTransfer.objects.all()] == [CITATIONS_PRICE]
 
 
+def test_a_retracted_paper_cited_by_a_publisher_view_url_is_warned_about(api, pages, crossref):
+    """No meta tag: the DOI comes from the URL path, without the view the publisher appends."""
+    views = ["/view.html", "/full", "/epdf", ".pdf"]
+    for view in views:
+        pages.routes[f"/doi/{works.RETRACTED}{view}"] = page(paper(None))
+    urls = [pages.url(f"/doi/{works.RETRACTED}{view}") for view in views]
+    response = _post(api, "/v1/verify/citations", _cite(*urls))
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    for entry in answer["pages"]:
+        block = entry["crossref"]
+        assert (block["doi"], block["doi_source"]) == (works.RETRACTED, "url")
+        assert (block["status"], block["retracted"]) == ("found", True)
+    assert (answer["summary"]["retracted"], answer["summary"]["doi_unchecked"]) == (4, 0)
+    signed = _claims(answer)["pages"]
+    assert {(p["doi"], p["retracted"]) for p in signed} == {(works.RETRACTED, True)}
+    # Four URLs, one DOI: one lookup of the minute budget.
+    assert CrossrefLookup.objects.filter(doi=works.RETRACTED).count() == 1
+
+
 def test_an_answer_hiding_a_retraction_fails_the_receipt_check(api, papers):
     answer = _post(api, "/v1/verify/citations", _cite(papers["retracted"])).json()
     hidden = {**answer, "pages": [{**answer["pages"][0]}]}
