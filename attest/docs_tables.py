@@ -37,7 +37,7 @@ from citations.services.corrections import AlreadyRetracted, FactNotBelieved
 from citations.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from receipts.core.jws import MAX_RECEIPT_CHARS
 from verification.addresses import MAX_URL_LENGTH
-from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
+from verification.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, BatchTooLarge
 from verification.capacity import UNCHARGED_FAILURES
 from verification.crossref import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
@@ -156,7 +156,11 @@ BATCH_ERRORS = (
         "public; details.field names it. The whole batch is refused.",
     ),
     _raised(RobotsDisallowed, "robots.txt does not let AttestBot read a URL or a redirect."),
-    _raised(CitationLimit, "More members than the route allows; split the batch."),
+    _raised(
+        BatchTooLarge,
+        "More members than the route allows (details.field names the list, with its limit "
+        "and count); split the batch.",
+    ),
     _raised(HostNotFound, "No URL of the batch has a host name that resolves."),
     _raised(
         MatchTooCostlyError,
@@ -452,12 +456,12 @@ def limits() -> list[tuple[str, list[Limit]]]:
                 Limit(
                     "Citations in one verify/citations call",
                     f"1 to {MAX_CITATIONS}",
-                    _error(CitationLimit) + " (an empty list: " + _error(InvalidRequest) + ")",
+                    _error(InvalidRequest) + " naming the list, as for an empty one",
                 ),
                 Limit(
                     "Quotes in one verify/quotes call",
                     f"1 to {MAX_QUOTES}",
-                    _error(CitationLimit) + " (an empty list: " + _error(InvalidRequest) + ")",
+                    _error(InvalidRequest) + " naming the list, as for an empty one",
                 ),
                 Limit(
                     "Fuzzy work shared by one batch's quotes",

@@ -194,6 +194,12 @@ def _parse_id(raw: Any) -> uuid.UUID:
 
 def _parse_limit(raw: Any) -> int:
     # Only a missing limit takes the default: null is a malformed number, like "8".
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw > RESOLVE_MAX_LIMIT:
+        # Over the page's size: a malformed request like any list over its size.
+        raise InvalidRequest(
+            f"limit must be at most {RESOLVE_MAX_LIMIT}.",
+            details={"field": "limit", "limit": RESOLVE_MAX_LIMIT, "count": raw},
+        )
     if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= RESOLVE_MAX_LIMIT:
         raise InvalidCitation(
             f"limit must be a whole number from 1 to {RESOLVE_MAX_LIMIT}.",

@@ -273,7 +273,8 @@ class ResolveView(LedgerView):
                     500: "`evidence_mismatch`: stored bytes, or a web quote's receipt, do not "
                     "match; no evidence returned.",
                 },
-                bad_request="`invalid_citation`: the ID or the page parameters are malformed.",
+                bad_request="`invalid_citation`: the ID or the page parameters are malformed; "
+                "`invalid_request` (details.field `limit`) for a `limit` over 32.",
             ),
         },
         tags=["fact ledger"],

@@ -17,7 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from attest.errors import AttestError, Unprocessable
+from attest.errors import AttestError, InvalidRequest
 from receipts.services import issue_receipt
 from verification import capacity
 from verification.addresses import parse_url
@@ -50,8 +50,10 @@ MAX_QUOTES = 20
 BATCH_FUZZY_WORK = 2 * FUZZY_WORK_PER_CALL
 
 
-class CitationLimit(Unprocessable):
-    code = "citation_limit"
+class BatchTooLarge(InvalidRequest):
+    """A malformed request like any other (400 invalid_request naming the list); the
+    resolve seed's 422 citation_limit means a source too large to return, not this."""
+
     message = "The batch is larger than the route allows; split it into several calls."
 
 
@@ -94,9 +96,9 @@ class BatchRun:
 
 
 def check_batch_size(count: int, *, limit: int, noun: str, field_name: str) -> None:
-    """422 citation_limit for a batch over the route's size (an empty one is a 400 earlier)."""
+    """400 invalid_request naming the list, for a batch over the route's size."""
     if count > limit:
-        raise CitationLimit(
+        raise BatchTooLarge(
             f"{field_name}: at most {limit} {noun} in one call (this one has {count}); "
             "split it into several calls.",
             details={"field": field_name, "limit": limit, "count": count},

@@ -244,14 +244,14 @@ def test_a_claim_of_only_common_words_is_400_in_passages_mode(api, pages):
     assert response.json()["error"]["details"]["field"] == "citations[0].quote"
 
 
-def test_more_than_ten_citations_is_422_citation_limit(api, pages):
+def test_more_than_ten_citations_is_400_invalid_request_naming_the_list(api, pages):
     pages.routes["/p"] = page("<p>a page</p>")
     citations = [{"url": pages.url("/p"), "quote": "a page"}] * 11
     response = _post(api, citations=citations)
-    assert response.status_code == 422
+    assert response.status_code == 400
     error = response.json()["error"]
-    assert error["code"] == "citation_limit"
-    assert (error["details"]["limit"], error["details"]["count"]) == (10, 11)
+    assert error["code"] == "invalid_request"
+    assert error["details"] == {"field": "citations", "limit": 10, "count": 11}
     assert pages.seen == []
     assert _post(api, citations=citations[:10]).status_code == 200
 
