@@ -302,8 +302,13 @@ class RetractionOut(serializers.Serializer):
     retracted_by = serializers.CharField(help_text="Who withdrew the fact.")
     retracted_at = UtcTimeField()
     reason = serializers.CharField(help_text="Why, as the person gave it.")
+    replacement = serializers.UUIDField(
+        source="replacement_id",
+        allow_null=True,
+        help_text="The ID of the fact that replaces it (a correction), or null.",
+    )
     replacement_id = serializers.UUIDField(
-        allow_null=True, help_text="The fact that replaces it (a correction), or null."
+        allow_null=True, help_text="The same ID as `replacement`, under its earlier name."
     )
 
 
