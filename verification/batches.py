@@ -190,7 +190,9 @@ def admit_batch(
     return AdmittedBatch(
         route=route,
         urls=list(distinct),
-        fetchers=[_fetcher(target) for target in targets],
+        fetchers=[
+            _fetcher(target, url_field(first_use[index])) for index, target in enumerate(targets)
+        ],
         items=batch_items(pages, raw_quotes, quotes),
         options=options,
         client_ip=client_ip,
@@ -201,12 +203,12 @@ def batch_items(pages: list[int], raw_quotes: list[str], quotes: list[str]) -> l
     return [BatchItem(p, raw, q) for p, raw, q in zip(pages, raw_quotes, quotes, strict=True)]
 
 
-def _fetcher(target: Target | None) -> Callable[[], FetchResult | None]:
+def _fetcher(target: Target | None, field_name: str) -> Callable[[], FetchResult | None]:
     def fetch_one() -> FetchResult | None:
         if target is None:
             return None
         try:
-            return fetch_checked(target)
+            return fetch_checked(target, field_name=field_name)
         except HostNotFound:
             return None  # a redirect to a host that does not resolve: a dead page, as a result
 

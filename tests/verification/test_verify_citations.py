@@ -387,7 +387,9 @@ def test_robots_met_at_a_redirect_refuses_the_batch_uncharged(api, pages, two_pa
     citations = [{"url": article, "quote": "deeply"}, {"url": pages.url("/jump"), "quote": "x"}]
     response = _post(api, citations=citations)
     assert response.status_code == 403
-    assert response.json()["error"]["code"] == "robots_disallowed"
+    error = response.json()["error"]
+    # Named as the same refusal is before payment: the citation whose URL led there.
+    assert (error["code"], error["details"]["field"]) == ("robots_disallowed", "citations[1].url")
     assert "/secret" not in pages.paths()
     assert not _charged()
     assert PaymentClaim.objects.get().state == "released"
