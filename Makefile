@@ -9,6 +9,10 @@ PYTEST_ARGS ?=
 # A payment header may be 16 KiB (billing.core.payment_header); gunicorn's own limits
 # (4094-byte request line, 8190-byte header field) would answer it with a bare 400 first.
 GUNICORN_LIMITS := --limit-request-line 8190 --limit-request-field_size 20480
+# gunicorn 27 opens a control socket at one path per user (~/.gunicorn/gunicorn.ctl), which
+# every instance on the machine would share; `make run` needs none. Read when the recipe
+# runs (after install), and left out for a gunicorn that has no such socket.
+GUNICORN_CONTROL = $(shell $(BIN)/gunicorn --help 2>/dev/null | grep -q -- --no-control-socket && echo --no-control-socket)
 
 .DEFAULT_GOAL := help
 .PHONY: help install install-runtime run worker test lint format migrate superuser bench clean
@@ -56,7 +60,7 @@ run: migrate
 	$(BIN)/python manage.py db_worker --interval 1 & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --preload --timeout 120 \
-		$(GUNICORN_LIMITS) --access-logfile - --forwarded-allow-ips ""
+		$(GUNICORN_LIMITS) $(GUNICORN_CONTROL) --access-logfile - --forwarded-allow-ips ""
 
 # Only the task worker, for a deployment that runs gunicorn elsewhere.
 worker: migrate

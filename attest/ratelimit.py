@@ -1,19 +1,29 @@
 """One shared fixed-window limiter: a key, a rate, and the wait and headers it comes to.
 
-Counts live in the Django cache through django-ratelimit (Redis in production, so every
-server process shares them); each key's window is staggered so they do not all reset on
-the same second. Headers follow the IETF RateLimit draft: ``RateLimit-Policy`` names the
-quota and its window, ``RateLimit`` what is left and when it resets.
+Every server process of an instance shares the counts: with a Redis cache
+(``CACHE_URL=redis://``) they live there through django-ratelimit; without one (the
+embedded default, whose local-memory cache each gunicorn worker has its own copy of) they
+live in the database table ``attest_ratecount``, one row per bucket, counted by a single
+atomic upsert on SQLite and PostgreSQL alike. Each key's window is staggered so they do
+not all reset on the same second. Headers follow the IETF RateLimit draft:
+``RateLimit-Policy`` names the quota and its window, ``RateLimit`` what is left and when
+it resets.
 """
 
 from __future__ import annotations
 
 import re
+import time
+import zlib
 from dataclasses import dataclass
+from functools import cache
 
+from django.conf import settings
+from django.db import connection
 from django_ratelimit.core import get_usage
 
 from attest.errors import CountUnreadable
+from attest.models import RateCount
 
 _RATE = re.compile(r"([0-9]+)/([0-9]*)([smhd])")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -61,7 +71,66 @@ class RateDecision:
         }
 
 
+def counts_in_cache() -> bool:
+    """Whether the counts live in the cache (a Redis every process shares), not the database."""
+    return settings.CACHES["default"]["BACKEND"].startswith("django_redis")
+
+
+def _window_end(bucket: str, window: int, now: float) -> int:
+    """The end (exclusive, Unix seconds) of ``bucket``'s current window, staggered per bucket."""
+    ts = int(now)
+    end = ts - ts % window + zlib.crc32(bucket.encode()) % window
+    return end if end > ts else end + window
+
+
+@cache
+def _count_sql() -> str:
+    quote = connection.ops.quote_name
+    table = quote(RateCount._meta.db_table)
+    bucket, end, used = (
+        quote(RateCount._meta.get_field(name).column) for name in ("bucket", "window_end", "count")
+    )
+    # A later window starts the count again; a process whose clock lags adds to the newer one.
+    return (
+        f"INSERT INTO {table} ({bucket}, {end}, {used}) VALUES (%s, %s, 1) "
+        f"ON CONFLICT ({bucket}) DO UPDATE SET "
+        f"{used} = CASE WHEN {table}.{end} >= excluded.{end} THEN {table}.{used} + 1 ELSE 1 END, "
+        f"{end} = CASE WHEN {table}.{end} >= excluded.{end} THEN {table}.{end} "
+        f"ELSE excluded.{end} END "
+        f"RETURNING {used}, {end}"
+    )
+
+
+# Lapsed rows are swept at most once a minute per process: housekeeping, not a count.
+SWEEP_SECONDS = 60
+_next_sweep = 0.0
+
+
+def _database_usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
+    if not getattr(settings, "RATELIMIT_ENABLE", True):
+        return None
+    global _next_sweep
+    limit, window = parse_rate(rate)
+    now = time.time()
+    # Counts are kept per rate, as django-ratelimit's cache keys are.
+    bucket = f"{policy}:{rate}:{key}"
+    end = _window_end(bucket, window, now)
+    if count:
+        with connection.cursor() as cursor:
+            cursor.execute(_count_sql(), [bucket, end])
+            used, end = cursor.fetchone()
+        if now >= _next_sweep:
+            _next_sweep = now + SWEEP_SECONDS
+            RateCount.objects.filter(window_end__lte=int(now)).delete()
+    else:
+        row = RateCount.objects.filter(bucket=bucket, window_end__gt=int(now)).first()
+        used, end = (row.count, row.window_end) if row is not None else (0, end)
+    return {"count": used, "limit": limit, "time_left": end - int(now)}
+
+
 def _usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
+    if not counts_in_cache():
+        return _database_usage(key, rate, policy, count)
     return get_usage(
         None, group=f"attest:{policy}", key=lambda _group, _request: key, rate=rate, increment=count
     )

@@ -123,6 +123,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(
     positive_number(env, "ATTEST_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 )
 
+# The default cache is per process: nothing a limit depends on is kept in it then (the
+# limiter, trial, capacity and Crossref pacing use the database unless CACHE_URL is Redis).
 CACHES = {"default": cache_config(env, default="locmemcache://attest")}
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -263,7 +265,8 @@ ATTEST_TRIAL_CALLS_PER_DAY = bounded_int(
     env, "ATTEST_TRIAL_CALLS_PER_DAY", 5, minimum=0, maximum=1_000_000
 )
 # Unpaid requests per caller IP (checks before an offer, samples, receipt checks); paid ones
-# never count. django-ratelimit syntax; the count lives in the cache (Redis in production).
+# never count. django-ratelimit syntax; every process shares the count (in Redis with
+# CACHE_URL=redis://, else in the database: see attest.ratelimit).
 ATTEST_UNPAID_RATE = request_rate(env, "ATTEST_UNPAID_RATE", default="300/m")
 # Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed; empty: the socket address.
 ATTEST_TRUSTED_PROXIES = ip_network_list(env, "ATTEST_TRUSTED_PROXIES")

@@ -17,7 +17,7 @@ class ChargingRule:
 # /docs/payments is rendered from this list, so the two cannot drift apart.
 CHARGING_RULES: tuple[ChargingRule, ...] = (
     ChargingRule(
-        "Malformed request: a missing or bad field, URL, quote or option",
+        "Malformed request: a missing or bad field, URL, quote or option, or a list over its size",
         400,
         "invalid_request",
         False,
@@ -34,7 +34,6 @@ CHARGING_RULES: tuple[ChargingRule, ...] = (
         "match_too_costly",
         False,
     ),
-    ChargingRule("Batch larger than the citation limit", 422, "citation_limit", False),
     ChargingRule(
         "Unpaid batch of more than 3 citations: the offer, reason trial_too_large",
         402,

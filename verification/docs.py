@@ -35,7 +35,7 @@ from verification.engine.pdf_text import (
 from verification.network.addresses import MAX_URL_LENGTH
 from verification.network.fetch import MAX_REDIRECTS, DnsUnavailable, HostNotFound
 from verification.network.robots import MAX_ROBOTS_BYTES, RobotsDisallowed
-from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, CitationLimit
+from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, BatchTooLarge
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MatchTooCostlyError
 
 _PDF_QUEUE = raised(
@@ -83,7 +83,11 @@ BATCH_ERRORS = (
         "public; details.field names it. The whole batch is refused.",
     ),
     raised(RobotsDisallowed, "robots.txt does not let AttestBot read a URL or a redirect."),
-    raised(CitationLimit, "More members than the route allows; split the batch."),
+    raised(
+        BatchTooLarge,
+        "More members than the route allows (details.field names the list, with its limit "
+        "and count); split the batch.",
+    ),
     raised(HostNotFound, "No URL of the batch has a host name that resolves."),
     raised(
         MatchTooCostlyError,
@@ -256,17 +260,17 @@ def _crossref() -> list[Limit]:
 
 
 def _batches() -> list[Limit]:
-    empty = " (an empty list: " + refused_text(InvalidRequest) + ")"
+    over = refused_text(InvalidRequest) + " naming the list, as for an empty one"
     return [
         Limit(
             "Citations in one verify/citations call",
             f"1 to {MAX_CITATIONS}",
-            refused_text(CitationLimit) + empty,
+            over,
         ),
         Limit(
             "Quotes in one verify/quotes call",
             f"1 to {MAX_QUOTES}",
-            refused_text(CitationLimit) + empty,
+            over,
         ),
         Limit(
             "Fuzzy work shared by one batch's quotes",

@@ -13,6 +13,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from attest.errors import InvalidRequest
 from attest.fields import (
     NoUnknownFields,
     StrictCharField,
@@ -167,6 +168,12 @@ def _parse_id(raw: Any) -> uuid.UUID:
 
 def _parse_limit(raw: Any) -> int:
     # Only a missing limit takes the default: null is a malformed number, like "8".
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw > RESOLVE_MAX_LIMIT:
+        # Over the page's size: a malformed request like any list over its size.
+        raise InvalidRequest(
+            f"limit must be at most {RESOLVE_MAX_LIMIT}.",
+            details={"field": "limit", "limit": RESOLVE_MAX_LIMIT, "count": raw},
+        )
     if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= RESOLVE_MAX_LIMIT:
         raise InvalidCitation(
             f"limit must be a whole number from 1 to {RESOLVE_MAX_LIMIT}.",
@@ -392,8 +399,13 @@ class RetractionOut(serializers.Serializer):
     retracted_by = serializers.CharField(help_text="Who withdrew the fact.")
     retracted_at = UtcTimeField()
     reason = serializers.CharField(help_text="Why, as the person gave it.")
+    replacement = serializers.UUIDField(
+        source="replacement_id",
+        allow_null=True,
+        help_text="The ID of the fact that replaces it (a correction), or null.",
+    )
     replacement_id = serializers.UUIDField(
-        allow_null=True, help_text="The fact that replaces it (a correction), or null."
+        allow_null=True, help_text="The same ID as `replacement`, under its earlier name."
     )
 
 

@@ -273,7 +273,8 @@ class ResolveView(LedgerView):
                     500: "`evidence_mismatch`: stored bytes, or a web quote's receipt, do not "
                     "match; no evidence returned.",
                 },
-                bad_request="`invalid_citation`: the ID or the page parameters are malformed.",
+                bad_request="`invalid_citation`: the ID or the page parameters are malformed; "
+                "`invalid_request` (details.field `limit`) for a `limit` over 32.",
             ),
         },
         tags=["fact ledger"],
@@ -303,9 +304,9 @@ class FactRetractView(LedgerView):
             "Withdraw a fact: its known interval closes and `retraction` records who, when "
             "and why. With `replacement` (a correction) the fact that is true instead is "
             "stored as an authored record by the same credential, and "
-            "`retraction.replacement_id` names it. Facts the withdrawn one had closed hold "
-            "again over its span. A fact is retracted once: a second retraction is refused "
-            "and the first stands."
+            "`retraction.replacement` names it (`replacement_id` too, the same ID). Facts the "
+            "withdrawn one had closed hold again over its span. A fact is retracted once: a "
+            "second retraction is refused and the first stands."
         ),
         request=s.RetractIn,
         responses={

@@ -351,6 +351,7 @@ def _retractions(project: Project, subject) -> Iterator[bytes]:
         .order_by("retracted_at", "pk")
     )
     for retraction in rows.iterator(chunk_size=CHUNK):
+        replacement = str(retraction.replacement_id) if retraction.replacement_id else None
         yield _line(
             "retraction",
             {
@@ -359,8 +360,7 @@ def _retractions(project: Project, subject) -> Iterator[bytes]:
                 "retracted_by": retraction.retracted_by,
                 "retracted_at": iso_utc(retraction.retracted_at),
                 "reason": retraction.reason,
-                "replacement_id": str(retraction.replacement_id)
-                if retraction.replacement_id
-                else None,
+                "replacement": replacement,
+                "replacement_id": replacement,
             },
         )

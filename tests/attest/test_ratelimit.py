@@ -1,4 +1,5 @@
-"""The shared limiter: a count the cache momentarily fails to give is read again, once."""
+"""The shared limiter: a count the cache momentarily fails to give is read again, once;
+without a shared cache the counts live in the database, where every process sees them."""
 
 from __future__ import annotations
 
@@ -6,14 +7,22 @@ import pytest
 from django.core.cache import cache
 
 from attest.errors import CountUnreadable
-from attest.ratelimit import RateDecision, rate_limit
+from attest.models import RateCount
+from attest.ratelimit import RateDecision, counts_in_cache, rate_limit
 from tests.citations.conftest import make_ledger
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def evicting_add(monkeypatch):
+def cache_counts():
+    """The tests of django-ratelimit's cache path: counts are there only with Redis."""
+    if not counts_in_cache():
+        pytest.skip("counts live in the cache only with CACHE_URL=redis://")
+
+
+@pytest.fixture
+def evicting_add(monkeypatch, cache_counts):
     """The cache's add finds a count, which is evicted before the incr that follows.
 
     django-ratelimit then gets no count (Redis's incr of a missing key raises ValueError):
@@ -78,7 +87,7 @@ class _Clock:
         return self.now
 
 
-def test_a_window_that_ends_while_a_call_is_counted_is_no_refusal(monkeypatch):
+def test_a_window_that_ends_while_a_call_is_counted_is_no_refusal(monkeypatch, cache_counts):
     # time_left came out -1 and the limiter took it for a failed cache: a 429 for a caller
     # far under the limit (a "/s" rate meets this at nearly every second's edge).
     import django_ratelimit.core
@@ -97,3 +106,54 @@ def test_a_refusal_at_a_window_s_last_instant_gives_one_wait_in_both_headers():
     assert refused.headers()["RateLimit"] == '"unpaid";r=0;t=1'
     passed = RateDecision(policy="unpaid", limit=3, window=60, used=3, reset=0)
     assert passed.headers()["RateLimit"] == '"unpaid";r=0;t=0'
+
+
+@pytest.fixture
+def database_counts(settings):
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    assert not counts_in_cache()
+
+
+class _FixedClock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_without_redis_the_counts_are_rows_every_process_reads(database_counts, monkeypatch):
+    import attest.ratelimit
+
+    clock = _FixedClock(1_800_000_000.0)
+    monkeypatch.setattr(attest.ratelimit, "time", clock)
+    used = [rate_limit(key="10.0.0.1", rate="3/m", policy="t").used for _ in range(4)]
+    assert used == [1, 2, 3, 4]
+    assert not rate_limit(key="10.0.0.1", rate="3/m", policy="t", count=False).allowed
+    # The count is the table's, not this process's memory: another worker reads the row.
+    row = RateCount.objects.get(bucket="t:3/m:10.0.0.1")
+    assert row.count == 5 - 1
+    looked = rate_limit(key="10.0.0.1", rate="3/m", policy="t", count=False)
+    assert (looked.used, looked.reset) == (4, row.window_end - int(clock.now))
+    assert 1 <= looked.reset <= 60
+    # Another rate, another address: counts of their own.
+    assert rate_limit(key="10.0.0.1", rate="5/m", policy="t").used == 1
+    assert rate_limit(key="10.0.0.2", rate="3/m", policy="t").used == 1
+
+
+def test_a_database_count_starts_again_in_the_next_window(database_counts, monkeypatch):
+    import attest.ratelimit
+
+    clock = _FixedClock(1_800_000_000.0)
+    monkeypatch.setattr(attest.ratelimit, "time", clock)
+    first = rate_limit(key="k", rate="2/m", policy="t")
+    rate_limit(key="k", rate="2/m", policy="t")
+    assert not rate_limit(key="k", rate="2/m", policy="t").allowed
+    clock.now += first.reset  # the window's end: the next call is the new window's first
+    again = rate_limit(key="k", rate="2/m", policy="t")
+    assert (again.used, again.reset) == (1, 60)
+    # A lapsed bucket is swept once a minute; the live one stays.
+    attest.ratelimit._next_sweep = 0.0
+    RateCount.objects.create(bucket="t:2/m:gone", window_end=int(clock.now) - 1, count=9)
+    rate_limit(key="k", rate="2/m", policy="t")
+    assert set(RateCount.objects.values_list("bucket", flat=True)) == {"t:2/m:k"}

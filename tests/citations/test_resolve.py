@@ -166,7 +166,6 @@ def make_third(ledger):
         {"id": 12},
         {},
         {"id": "VALID", "limit": 0},
-        {"id": "VALID", "limit": 33},
         {"id": "VALID", "limit": "8"},
         {"id": "VALID", "limit": True},
         {"id": "VALID", "limit": None},
@@ -195,6 +194,14 @@ def test_a_cursor_from_another_fact_is_invalid_citation(ledger):
 
 def test_limit_32_is_accepted(ledger):
     assert ledger.resolve(seed_fact(ledger), limit=32).status_code == 200
+
+
+def test_limit_33_is_invalid_request_naming_limit(ledger):
+    # Over the page's size is malformed, as every list over its size; citation_limit keeps
+    # its seed meaning (a source too large to return).
+    response = ledger.resolve(seed_fact(ledger), limit=33)
+    details = error(response, 400, "invalid_request")["details"]
+    assert details == {"field": "limit", "limit": 32, "count": 33}
 
 
 def test_altered_stored_bytes_answer_500_without_any_evidence(ledger):

@@ -85,6 +85,10 @@ def test_authored_retracted_and_conflict_responses_match_the_schema(ledger, sche
     retracted = ledger.client.post(path, body, format="json")
     assert retracted.status_code == 200
     assert retracted.json()["retraction"]["replacement_id"]
+    assert (
+        retracted.json()["retraction"]["replacement"]
+        == retracted.json()["retraction"]["replacement_id"]
+    )
     assert_matches_schema(schema, "/v1/facts/{fact_id}/retract", "post", retracted)
     again = ledger.client.post(path, body, format="json")
     assert again.status_code == 409

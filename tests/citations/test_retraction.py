@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from citations.models import AuditEvent, FactVersion, Retraction
@@ -30,6 +32,7 @@ def test_a_retraction_records_who_when_why_and_closes_known_time(ledger):
     assert body["known"]["until"] is not None
     assert body["retraction"]["retracted_by"].startswith("credential:")
     assert body["retraction"]["reason"] == "The user was joking."
+    assert body["retraction"]["replacement"] is None
     assert body["retraction"]["replacement_id"] is None
     assert body["retraction"]["retracted_at"] == body["known"]["until"]
     assert [row["quote"] for row in body["evidence"]] == ["I like tea"]
@@ -65,7 +68,19 @@ def test_a_correction_names_a_replacement_that_resolves_current(ledger):
         reason="Misheard.",
         replacement={"statement": "I moved to Cork in March.", "value": "Cork"},
     ).json()
-    replacement_id = body["retraction"]["replacement_id"]
+    # DESIGN.md's pin: retraction.replacement is the new fact's ID, a string.
+    replacement_id = body["retraction"]["replacement"]
+    assert isinstance(replacement_id, str)
+    assert body["retraction"]["replacement_id"] == replacement_id
+    assert ledger.resolve(dublin).json()["retraction"]["replacement"] == replacement_id
+    exported = [
+        json.loads(line)
+        for line in b"".join(
+            ledger.client.get("/v1/subjects/u/export").streaming_content
+        ).splitlines()
+    ]
+    (retraction,) = [line for line in exported if line["type"] == "retraction"]
+    assert (retraction["replacement"], retraction["replacement_id"]) == (replacement_id,) * 2
     replacement = ledger.resolve(replacement_id).json()
     assert replacement["status"] == "current"
     assert replacement["predicate"] == "lives_in"

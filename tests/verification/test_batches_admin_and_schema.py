@@ -100,8 +100,19 @@ def test_openapi_lists_the_batch_routes_and_their_errors(api):
     citations = paths["/v1/verify/citations"]["post"]["responses"]
     documented = {"200", "400", "402", "403", "413", "415", "422", "429", "500", "501", "503"}
     assert set(citations) == documented
-    for code in ("citation_limit", "host_not_found", "match_too_costly"):
+    for code in ("host_not_found", "match_too_costly"):
         assert code in citations["422"]["description"]
+    # A list over its size is a 400 like every malformed request, never citation_limit.
+    assert "citation_limit" not in citations["422"]["description"]
+    assert "too many members" in citations["400"]["description"]
+    schemas = api.get("/v1/openapi.json").json()["components"]["schemas"]
+    for schema, field, size in (
+        ("VerifyCitationsInputRequest", "citations", 10),
+        ("VerifyQuotesInputRequest", "quotes", 20),
+    ):
+        member = schemas[schema]["properties"][field]
+        assert member["maxItems"] == size
+        assert "more is 400 invalid_request" in member["description"]
     assert "uncharged_failures" in citations["429"]["description"]
     assert "match_queue_full" in citations["503"]["description"]
     assert "pdf_queue_full" in citations["503"]["description"]

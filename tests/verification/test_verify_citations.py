@@ -244,14 +244,14 @@ def test_a_claim_of_only_common_words_is_400_in_passages_mode(api, pages):
     assert response.json()["error"]["details"]["field"] == "citations[0].quote"
 
 
-def test_more_than_ten_citations_is_422_citation_limit(api, pages):
+def test_more_than_ten_citations_is_400_invalid_request_naming_the_list(api, pages):
     pages.routes["/p"] = page("<p>a page</p>")
     citations = [{"url": pages.url("/p"), "quote": "a page"}] * 11
     response = _post(api, citations=citations)
-    assert response.status_code == 422
+    assert response.status_code == 400
     error = response.json()["error"]
-    assert error["code"] == "citation_limit"
-    assert (error["details"]["limit"], error["details"]["count"]) == (10, 11)
+    assert error["code"] == "invalid_request"
+    assert error["details"] == {"field": "citations", "limit": 10, "count": 11}
     assert pages.seen == []
     assert _post(api, citations=citations[:10]).status_code == 200
 
@@ -387,7 +387,9 @@ def test_robots_met_at_a_redirect_refuses_the_batch_uncharged(api, pages, two_pa
     citations = [{"url": article, "quote": "deeply"}, {"url": pages.url("/jump"), "quote": "x"}]
     response = _post(api, citations=citations)
     assert response.status_code == 403
-    assert response.json()["error"]["code"] == "robots_disallowed"
+    error = response.json()["error"]
+    # Named as the same refusal is before payment: the citation whose URL led there.
+    assert (error["code"], error["details"]["field"]) == ("robots_disallowed", "citations[1].url")
     assert "/secret" not in pages.paths()
     assert not _charged()
     assert PaymentClaim.objects.get().state == "released"

@@ -305,7 +305,7 @@ def test_a_blocked_host_is_refused_in_words_without_the_address_it_resolved_to(a
     response = _post(api, url=f"http://localhost:{canary.port}/", quote="canary")
     assert response.status_code == 403
     error = response.json()["error"]
-    assert error["details"] == {"host": "localhost", "reason": "loopback"}
+    assert error["details"] == {"host": "localhost", "reason": "loopback", "field": "url"}
     assert "loopback address" in error["message"]
     assert "127.0.0.1" not in response.content.decode()
     assert "::1" not in response.content.decode()
@@ -328,6 +328,7 @@ def test_robots_disallow_is_403_robots_disallowed(api, pages):
     response = _post(api, url=pages.url("/secret"), quote="secret")
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "robots_disallowed"
+    assert response.json()["error"]["details"]["field"] == "url"
     assert "/secret" not in pages.paths()
 
 
@@ -340,6 +341,7 @@ def test_robots_is_checked_for_a_redirect_target_too(api, pages):
     response = _post(api, url=pages.url("/open"), quote="secret")
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "robots_disallowed"
+    assert response.json()["error"]["details"]["field"] == "url"
     assert "/secret" not in pages.paths()
 
 

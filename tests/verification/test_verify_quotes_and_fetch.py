@@ -72,13 +72,15 @@ def test_verify_quotes_costs_eight_cents(api, article):
     assert decode_offer(response).accepts[0].amount == "80000"
 
 
-def test_twenty_quotes_are_allowed_and_twenty_one_is_citation_limit(api, pages, article):
+def test_twenty_quotes_are_allowed_and_twenty_one_is_invalid_request(api, pages, article):
     assert _post(api, "verify/quotes", url=article, quotes=["budget"] * 20).status_code == 200
     pages.seen.clear()
     response = _post(api, "verify/quotes", url=article, quotes=["budget"] * 21)
-    assert response.status_code == 422
-    assert response.json()["error"]["code"] == "citation_limit"
-    assert response.json()["error"]["details"]["limit"] == 20
+    # A list over its size is malformed (citation_limit is resolve's "source too large").
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request"
+    assert error["details"] == {"field": "quotes", "limit": 20, "count": 21}
     assert pages.seen == []
 
 

@@ -23,7 +23,8 @@ from verification.pipeline.steps import MatchOptions
 
 _BATCH_ERRORS = {
     400: error_response(
-        "invalid_request (details.field names the member, e.g. citations[2].quote), or "
+        "invalid_request (details.field names the member, e.g. citations[2].quote, or the "
+        "list when it has too many members), or "
         "invalid_json for a body that is not JSON"
     ),
     403: error_response(
@@ -32,7 +33,7 @@ _BATCH_ERRORS = {
     ),
     415: error_response("unsupported_media_type: send the body as application/json"),
     422: error_response(
-        "citation_limit (too many members); host_not_found (no URL resolves); "
+        "host_not_found (no URL resolves); "
         "match_too_costly when every quote failed (details.failed lists them). Not charged."
     ),
     429: error_response(

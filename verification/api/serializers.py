@@ -157,7 +157,7 @@ class VerifyCitationsInput(BatchSizeChecked):
         child=CitationInput(),
         min_length=1,
         max_length=MAX_CITATIONS,
-        help_text=f"1 to {MAX_CITATIONS} objects {{url, quote}}; more is 422 citation_limit.",
+        help_text=f"1 to {MAX_CITATIONS} objects {{url, quote}}; more is 400 invalid_request.",
     )
 
 
@@ -169,7 +169,7 @@ class VerifyQuotesInput(BatchSizeChecked):
         child=quote_field(),
         min_length=1,
         max_length=MAX_QUOTES,
-        help_text=f"1 to {MAX_QUOTES} quotes on the one page; more is 422 citation_limit.",
+        help_text=f"1 to {MAX_QUOTES} quotes on the one page; more is 400 invalid_request.",
     )
 
 

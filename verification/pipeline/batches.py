@@ -17,7 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from attest.errors import AttestError, Unprocessable
+from attest.errors import AttestError, InvalidRequest
 from attest_core.passages import NOTE as PASSAGES_NOTE
 from receipts.services import issue_receipt
 from verification.capacity import queues
@@ -50,8 +50,10 @@ MAX_QUOTES = 20
 BATCH_FUZZY_WORK = 2 * FUZZY_WORK_PER_CALL
 
 
-class CitationLimit(Unprocessable):
-    code = "citation_limit"
+class BatchTooLarge(InvalidRequest):
+    """A malformed request like any other (400 invalid_request naming the list); the
+    resolve seed's 422 citation_limit means a source too large to return, not this."""
+
     message = "The batch is larger than the route allows; split it into several calls."
 
 
@@ -94,9 +96,9 @@ class BatchRun:
 
 
 def check_batch_size(count: int, *, limit: int, noun: str, field_name: str) -> None:
-    """422 citation_limit for a batch over the route's size (an empty one is a 400 earlier)."""
+    """400 invalid_request naming the list, for a batch over the route's size."""
     if count > limit:
-        raise CitationLimit(
+        raise BatchTooLarge(
             f"{field_name}: at most {limit} {noun} in one call (this one has {count}); "
             "split it into several calls.",
             details={"field": field_name, "limit": limit, "count": count},
@@ -188,7 +190,9 @@ def admit_batch(
     return AdmittedBatch(
         route=route,
         urls=list(distinct),
-        fetchers=[_fetcher(target) for target in targets],
+        fetchers=[
+            _fetcher(target, url_field(first_use[index])) for index, target in enumerate(targets)
+        ],
         items=batch_items(pages, raw_quotes, quotes),
         options=options,
         client_ip=client_ip,
@@ -199,12 +203,12 @@ def batch_items(pages: list[int], raw_quotes: list[str], quotes: list[str]) -> l
     return [BatchItem(p, raw, q) for p, raw, q in zip(pages, raw_quotes, quotes, strict=True)]
 
 
-def _fetcher(target: Target | None) -> Callable[[], FetchResult | None]:
+def _fetcher(target: Target | None, field_name: str) -> Callable[[], FetchResult | None]:
     def fetch_one() -> FetchResult | None:
         if target is None:
             return None
         try:
-            return fetch_checked(target)
+            return fetch_checked(target, field_name=field_name)
         except HostNotFound:
             return None  # a redirect to a host that does not resolve: a dead page, as a result
 

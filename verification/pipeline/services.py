@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attest.errors import AttestError
+from attest.errors import AttestError, Blocked
 from receipts.services import issue_receipt
 from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
@@ -43,6 +43,8 @@ def admit_url(*, url: str, route: str, request_id: str) -> Target:
         target = check_url(url)
         ensure_robots_allow(target)
     except AttestError as exc:
+        if isinstance(exc, Blocked):
+            exc.details.setdefault("field", "url")
         tally_refusal(route=route, error=exc, request_id=request_id, url=url)
         raise
     return target

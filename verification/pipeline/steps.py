@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
-from attest.errors import InvalidRequest, Unprocessable
+from attest.errors import Blocked, InvalidRequest, Unprocessable
 from attest_core.normalise import normalise
 from attest_core.passages import ClaimHasNoWords, find_passages
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
@@ -86,9 +86,17 @@ class MatchOptions:
 # --- fetching ------------------------------------------------------------------
 
 
-def fetch_checked(target: Target) -> FetchResult:
-    """Fetch an admitted page; every redirect hop is checked again, robots.txt included."""
-    return fetch(target, before_hop=ensure_robots_allow)
+def fetch_checked(target: Target, *, field_name: str = "url") -> FetchResult:
+    """Fetch an admitted page; every redirect hop is checked again, robots.txt included.
+
+    A refusal met at a redirect (blocked, robots_disallowed) names in ``details.field``
+    the request's field, as the same refusal does before payment.
+    """
+    try:
+        return fetch(target, before_hop=ensure_robots_allow)
+    except Blocked as exc:
+        exc.details.setdefault("field", field_name)
+        raise
 
 
 def fetch_all(
