@@ -106,6 +106,21 @@ def register_charge_rule(rule: Callable[[int, str], bool]) -> None:
     _charge_rule = rule
 
 
+_serving_hooks: list[Callable[[], None]] = []
+
+
+def register_serving_hook(hook: Callable[[], None]) -> None:
+    """Something a serving process does once before its first request (apps' ready())."""
+    if hook not in _serving_hooks:
+        _serving_hooks.append(hook)
+
+
+def prepare_to_serve() -> None:
+    """Run every registered serving hook; the WSGI entry point calls it, commands do not."""
+    for hook in _serving_hooks:
+        hook()
+
+
 _discovered = False
 
 
