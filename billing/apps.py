@@ -16,7 +16,8 @@ def load_payment_stack() -> None:
 
     eth_account (the x402 EVM scheme) imports py_ecc, which raises the interpreter's recursion
     limit to 100000 on import. A serving process calls this before its first request
-    (attest/wsgi.py, through attest.registry.prepare_to_serve), so the raised limit cannot turn a hostile request body into a segfault.
+    (attest/wsgi.py, through attest.registry.prepare_to_serve), so the raised limit cannot
+    turn a hostile request body into a segfault.
     It is not done at app load: the import takes a second or more, which every management
     command would pay; the code that needs the SDK's EVM half imports it where it is used.
     """
