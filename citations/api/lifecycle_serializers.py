@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from attest.fields import StrictCharField, StrictChoiceField
-from citations.models import Generation
+from citations.models import EXTERNAL_ID_MAX_LENGTH, Generation
 from citations.selectors import iso_utc
 from citations.services.rebuilds import KIND_NAMES, REBUILD_KINDS
 
@@ -14,8 +14,8 @@ class RebuildIn(serializers.Serializer):
     """One source (`subject` and `message_id`) or the whole project (`scope: "project"`)."""
 
     scope = StrictChoiceField(choices=REBUILD_KINDS, required=False)
-    subject = StrictCharField(max_length=200, required=False)
-    message_id = StrictCharField(max_length=200, required=False)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
+    message_id = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
 
     def validate(self, attrs: dict) -> dict:
         scope = attrs.setdefault("scope", "source")
@@ -78,9 +78,11 @@ def rebuild_body(generation: Generation) -> dict:
 
 
 class ErasureIn(serializers.Serializer):
-    subject = StrictCharField(max_length=200)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     message_id = StrictCharField(
-        max_length=200, required=False, help_text="Erase only this message of the subject."
+        max_length=EXTERNAL_ID_MAX_LENGTH,
+        required=False,
+        help_text="Erase only this message of the subject.",
     )
 
 

@@ -33,6 +33,7 @@ RESOLVE_MAX_LIMIT = 32
 PAGE_BYTES = 256 * 1024
 CONTEXT_BYTES = 240
 RECALL_MAX = 200
+RECALL_DEFAULT_LIMIT = 50
 
 
 class InvalidCitation(AttestError):
@@ -345,7 +346,7 @@ def recall_facts(
     query: str | None = None,
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
-    limit: int = 50,
+    limit: int = RECALL_DEFAULT_LIMIT,
     after: Any = None,
 ) -> FactPage:
     """Facts about a subject true at ``valid_at`` as believed at ``known_at``, a page at a time.

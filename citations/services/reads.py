@@ -14,6 +14,7 @@ from psycopg import IsolationLevel
 from citations.models import Project
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
+    RECALL_DEFAULT_LIMIT,
     RESOLVE_DEFAULT_LIMIT,
     FactPage,
     ResolvedCitation,
@@ -86,7 +87,7 @@ def facts_recall(
     query: str | None = None,
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
-    limit: int = 50,
+    limit: int = RECALL_DEFAULT_LIMIT,
     after: Any = None,
     request_id: str = "",
 ) -> FactPage:
