@@ -243,7 +243,7 @@ def resolve_scope(fact_id: uuid.UUID, known_at: datetime | None) -> str:
     return f"resolve:{fact_id}:{iso_utc(known_at) or ''}"
 
 
-def resolve_fact(
+def resolved_citation(
     *,
     project: Project,
     fact_id: uuid.UUID,
@@ -338,7 +338,7 @@ def _in_pages(rows: QuerySet, size: int) -> Iterator:
         offset += size
 
 
-def recall_facts(
+def recalled_facts(
     *,
     project: Project,
     subject_id: str,
@@ -419,7 +419,7 @@ INVENTORY_DEFAULT_LIMIT = 50
 INVENTORY_MAX_LIMIT = 200
 
 
-def facts_inventory(
+def fact_inventory(
     *,
     project: Project,
     subject_id: str | None = None,

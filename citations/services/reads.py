@@ -18,9 +18,9 @@ from citations.selectors import (
     RESOLVE_DEFAULT_LIMIT,
     FactPage,
     ResolvedCitation,
-    facts_inventory,
-    recall_facts,
-    resolve_fact,
+    fact_inventory,
+    recalled_facts,
+    resolved_citation,
 )
 from citations.services.audit import audit_record
 
@@ -62,9 +62,9 @@ def citation_resolve(
     after: int = 0,
     request_id: str = "",
 ) -> ResolvedCitation:
-    """Resolve a fact ID (see selectors.resolve_fact) and audit how many sources left."""
+    """Resolve a fact ID (see selectors.resolved_citation) and audit how many sources left."""
     with read_snapshot():
-        resolved = resolve_fact(
+        resolved = resolved_citation(
             project=project, fact_id=fact_id, limit=limit, known_at=known_at, after=after
         )
     audit_record(
@@ -91,9 +91,9 @@ def facts_recall(
     after: Any = None,
     request_id: str = "",
 ) -> FactPage:
-    """Recall facts (see selectors.recall_facts) and audit which IDs were returned."""
+    """Recall facts (see selectors.recalled_facts) and audit which IDs were returned."""
     with read_snapshot():
-        page = recall_facts(
+        page = recalled_facts(
             project=project,
             subject_id=subject_id,
             predicate=predicate,
@@ -125,9 +125,9 @@ def facts_list(
     after: Any = None,
     request_id: str = "",
 ) -> FactPage:
-    """The record inventory (see selectors.facts_inventory), audited like recall."""
+    """The record inventory (see selectors.fact_inventory), audited like recall."""
     with read_snapshot():
-        page = facts_inventory(
+        page = fact_inventory(
             project=project,
             subject_id=subject_id,
             predicate=predicate,
