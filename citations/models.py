@@ -165,6 +165,12 @@ class Generation(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} {self.pk} ({self.extractor_version})"
 
+    @property
+    def live_source(self) -> Observation | None:
+        """The message a source rebuild read, unless it has been erased since."""
+        source = self.source_observation
+        return source if source is not None and source.erased_at is None else None
+
 
 class Fact(models.Model):
     """The identity and claim of a fact; its intervals live in versions (FactVersion)."""

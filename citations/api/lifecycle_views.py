@@ -63,7 +63,7 @@ class RebuildsView(LedgerView):
                 enqueue=project_rebuild_enqueue,
                 request_id=request_id,
             )
-            return Response(s.rebuild_body(generation), status=status.HTTP_202_ACCEPTED)
+            return Response(s.RebuildOut(generation).data, status=status.HTTP_202_ACCEPTED)
         generation = source_rebuild(
             project=project,
             subject_id=data.validated_data["subject"],
@@ -71,7 +71,7 @@ class RebuildsView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        return Response(s.rebuild_body(generation), status=status.HTTP_201_CREATED)
+        return Response(s.RebuildOut(generation).data, status=status.HTTP_201_CREATED)
 
 
 class RebuildView(LedgerView):
@@ -96,7 +96,7 @@ class RebuildView(LedgerView):
         generation = rebuild_get(
             project=project, generation_id=generation_id, actor=actor, request_id=request_id
         )
-        return Response(s.rebuild_body(generation))
+        return Response(s.RebuildOut(generation).data)
 
 
 class ErasuresView(LedgerView):
@@ -134,8 +134,7 @@ class ErasuresView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        body = {"erased": {"observations": erased.observations, "facts": erased.facts}}
-        return Response(s.ErasureOut(body).data)
+        return Response(s.ErasureOut(erased).data)
 
 
 class SubjectExportView(LedgerView):
