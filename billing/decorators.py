@@ -41,12 +41,12 @@ from billing.recorders import AnswerRecorder, register_recorder
 from billing.services import (
     RenderedAnswer,
     VerifiedPayment,
-    admit_call,
     answer_response,
-    record_trial_use,
-    release_call,
+    call_admit,
+    call_record_trial_use,
+    call_release,
+    call_settle_paid,
     request_digest,
-    settle_paid_call,
 )
 from billing.unpaid import apply_unpaid_limit
 
@@ -80,7 +80,7 @@ def _priced_handler(
     ) -> Response | HttpResponseBase:
         prechecked = precheck(request, *args, **kwargs) if precheck else None
         size = trial_size(prechecked) if trial_size else 1
-        call = admit_call(
+        call = call_admit(
             route=route,
             headers=request.headers,
             client_ip=client_ip(request),
@@ -99,27 +99,27 @@ def _priced_handler(
         try:
             response = handler(view, request, *args, call=context, **kwargs)
         except AttestError as exc:
-            release_call(call=call, outcome=exc.code)
+            call_release(call=call, outcome=exc.code)
             raise
         except BaseException:
-            release_call(call=call, outcome="server_error")
+            call_release(call=call, outcome="server_error")
             raise
         charged = charging.response_is_charged(
             status=response.status_code, charged=getattr(response, "charged", None)
         )
         if not charged:
-            release_call(call=call, outcome=f"uncharged_{response.status_code}")
+            call_release(call=call, outcome=f"uncharged_{response.status_code}")
             return response
         if isinstance(response.data, dict):
             response.data = {**response.data, **call.response_fields}
         if call.payment is None:
-            record_trial_use(call=call)
+            call_record_trial_use(call=call)
             return response
         # Render now: the bytes are kept before settlement so a retry gets exactly them.
         response = view.finalize_response(request, response, *args, **kwargs)
         response.render()
         # Any failure here raises before the body leaves: the answer is held until settled.
-        answer = settle_paid_call(call=call, rendered=RenderedAnswer.from_response(response))
+        answer = call_settle_paid(call=call, rendered=RenderedAnswer.from_response(response))
         return answer_response(answer, legacy_header=call.payment.legacy_header)
 
     priced_handler.priced_route = route  # type: ignore[attr-defined]

@@ -58,7 +58,7 @@ def admit_citations_request(request: Request) -> batches.AdmittedBatch:
     serializer = VerifyCitationsInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    return batches.admit_batch(
+    return batches.batch_admit(
         route=batches.ROUTE_CITATIONS,
         urls=[citation["url"] for citation in data["citations"]],
         raw_quotes=[citation["quote"] for citation in data["citations"]],
@@ -75,7 +75,7 @@ def admit_quotes_request(request: Request) -> batches.AdmittedBatch:
     serializer = VerifyQuotesInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    return batches.admit_batch(
+    return batches.batch_admit(
         route=batches.ROUTE_QUOTES,
         urls=[data["url"]] * len(data["quotes"]),
         raw_quotes=data["quotes"],
@@ -137,7 +137,7 @@ class VerifyCitationsView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         batch = call.prechecked
-        run = batches.run_batch(batch=batch, request_id=request.request_id, tier=call.tier)
+        run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
         return Response(batches.citations_answer(run, batch, tier=call.tier))
 
 
@@ -161,5 +161,5 @@ class VerifyQuotesView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         batch = call.prechecked
-        run = batches.run_batch(batch=batch, request_id=request.request_id, tier=call.tier)
+        run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
         return Response(batches.quotes_answer(run, batch, tier=call.tier))

@@ -54,7 +54,7 @@ def admit_quote_request(request: Request) -> dict:
     serializer = VerifyQuoteInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
-    data["target"] = services.admit_url(
+    data["target"] = services.url_admit(
         url=data["url"], route=services.ROUTE_QUOTE, request_id=request.request_id
     )
     return data
@@ -65,7 +65,7 @@ def admit_fetch_request(request: Request) -> dict:
     serializer = FetchInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
-    data["target"] = services.admit_url(
+    data["target"] = services.url_admit(
         url=data["url"], route=services.ROUTE_FETCH, request_id=request.request_id
     )
     return data
@@ -112,7 +112,7 @@ class VerifyQuoteView(APIView):
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         data = call.prechecked  # validated and admitted before payment
         return Response(
-            services.verify_quote(
+            services.quote_verify(
                 target=data["target"],
                 quote=data["quote"],
                 mode=data["match"],
@@ -154,7 +154,7 @@ class FetchView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         return Response(
-            services.fetch_text(
+            services.page_text_fetch(
                 target=call.prechecked["target"],
                 request_id=request.request_id,
                 tier=call.tier,
