@@ -90,6 +90,52 @@ def _html(client, path: str) -> lxml.html.HtmlElement:
     return lxml.html.fromstring(response.content.decode())
 
 
+# The host the test client asks for; every example must name it (docs.base_url).
+HOST = "http://testserver"
+# The shell variable the ledger examples read the project's credential from.
+CREDENTIAL = "$ATTEST_CREDENTIAL"
+
+
+@dataclass
+class CurlCommand:
+    method: str
+    url: str
+    body: str | None
+    authorized: bool
+
+
+def curl_command(text: str) -> CurlCommand:
+    """A docs example, read as the shell would read it: one curl command (lines joined at a
+    trailing backslash), with only the options the docs use. Anything else fails, so a
+    page cannot show a command a reader's shell would run differently."""
+    words = shlex.split(text.replace("\\\n", " "))
+    assert words[0] == "curl", text
+    method, url, body, headers = "GET", None, None, {}
+    options = iter(words[1:])
+    for word in options:
+        if word == "-sS":
+            continue
+        if word == "-X":
+            method = next(options)
+        elif word == "-H":
+            name, _, value = next(options).partition(": ")
+            headers[name] = value
+        elif word == "-d":
+            body = next(options)
+            method = "POST" if method == "GET" else method
+        else:
+            assert not word.startswith("-") and url is None, f"unexpected {word!r} in {text}"
+            url = word
+    assert url, text
+    if body is not None:
+        assert headers.pop("Content-Type") == "application/json", text
+        json.loads(body)  # the body is JSON exactly as shown
+    authorization = headers.pop("Authorization", None)
+    assert authorization in (None, f"Bearer {CREDENTIAL}"), text
+    assert not headers, f"unexpected headers {headers} in {text}"
+    return CurlCommand(method, url, body, authorization is not None)
+
+
 @dataclass
 class Example:
     method: str
@@ -107,14 +153,16 @@ class Example:
 def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
     found = []
     for block in tree.xpath("//*[@data-example]"):
-        request = block.xpath(".//*[@data-request]")[0].text_content()
-        line, _, body = request.partition("\n")
-        method, path = line.split(" ", 1)
+        command = curl_command(block.xpath(".//*[@data-request]")[0].text_content())
+        assert command.url.startswith(f"{HOST}/"), f"{command.url} is not this host's URL"
+        assert command.authorized == (block.get("data-needs") in ("credential", "ledger")), (
+            f"{command.url}: a Bearer credential on exactly the ledger's examples"
+        )
         found.append(
             Example(
-                method=method,
-                path=path.strip(),
-                body=body.strip() or None,
+                method=command.method,
+                path=command.url.removeprefix(HOST),
+                body=command.body,
                 status=int(block.xpath(".//*[@data-status]")[0].text_content()),
                 response=_documented_body(block.xpath(".//*[@data-response]")[0].text_content()),
                 shape_only=block.get("data-shape-only") is not None,
