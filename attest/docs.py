@@ -17,6 +17,7 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_safe
 
+from attest.docs_guide import how_it_works
 from attest.docs_tables import (
     BATCH_ERRORS,
     FETCH_ERRORS,
@@ -208,6 +209,12 @@ class DocPage:
 
 # The navigation's order. A page is linked from anywhere only once it is listed here.
 PAGES: tuple[DocPage, ...] = (
+    DocPage(
+        "how-it-works",
+        "How it works",
+        "Page verdicts and their signals, normalisation, matching, and what a none means.",
+        how_it_works,
+    ),
     DocPage(
         "verify-quote",
         "Verify a quote",

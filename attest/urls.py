@@ -4,11 +4,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from attest import dashboard, docs, views
+from attest import dashboard, docs, llms, views
 
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.healthz, name="healthz"),
+    path("llms.txt", llms.llms_txt, name="llms-txt"),
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("", include(docs.urlpatterns)),

@@ -585,3 +585,69 @@ def test_the_readme_names_only_routes_that_run():
     for path in sorted(p for p in named if not p.endswith("/")):  # "/v1/…" is a prefix
         concrete = re.sub(r"\{[^}]+\}", "1", path)  # "1" fits every path converter
         assert served(concrete), f"the README names {path}, which this service does not serve"
+
+
+# --- how it works, and llms.txt ---------------------------------------------------------------
+
+
+def test_how_it_works_lists_every_content_kind_with_its_advice_and_signals(client):
+    from verification.engine.classify import ADVICE, CONTENT_KINDS
+
+    rows = _rows(_html(client, "/docs/how-it-works"), "content_kind")
+    assert [row[0] for row in rows] == list(CONTENT_KINDS)
+    for kind, signals, advice in rows:
+        assert advice == ADVICE[kind] and signals, kind
+
+
+def test_every_signal_how_it_works_names_is_one_the_code_writes():
+    from attest.docs_guide import PDF_SIGNALS, SIGNALS
+
+    source = "".join(
+        path.read_text()
+        for path in (Path(__file__).resolve().parents[2] / "verification").rglob("*.py")
+    )
+    named = [name for rows in SIGNALS.values() for name, _ in rows] + [n for n, _ in PDF_SIGNALS]
+    assert len(named) > 25
+    for name in named:
+        if not name.startswith("status_"):
+            assert f'"{name}"' in source, f"{name} is documented but no code writes it"
+
+
+def test_how_it_works_shows_what_the_normaliser_makes_of_each_input(client):
+    from verification.engine.normalise import normalise
+
+    rows = _rows(_html(client, "/docs/how-it-works"), "step")
+    shown = {row[1]: row[2] for row in rows}
+    assert shown["co[U+00AD]oper[U+200B]ation"] == "cooperation"
+    assert shown["[U+201C]it[U+2019]s[U+201D]"] == '"it\'s"'
+    assert shown["1990[U+2013]2000 [U+2014] [U+2212]5"] == "1990-2000 - -5"
+    assert normalise("\ufb01nal \uff12025").text == shown["[U+FB01]nal [U+FF12]025"] == "final 2025"
+
+
+def test_the_pages_about_verdicts_link_how_it_works(client):
+    for path in ("/docs", "/docs/verify-quote", "/docs/fetch"):
+        assert "/docs/how-it-works" in {a.get("href") for a in _html(client, path).iter("a")}
+
+
+def test_llms_txt_indexes_every_docs_page_the_schema_and_the_samples(client):
+    response = client.get("/llms.txt")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/markdown; charset=utf-8"
+    text = response.content.decode()
+    lines = text.splitlines()
+    assert lines[0] == "# Attest" and lines[2].startswith("> ")
+    links = re.findall(r"^- \[([^\]]+)\]\((http://testserver(/[^)]*))\): \S", text, re.M)
+    # Every line of a section is one link with its description.
+    assert len(links) == sum(line.startswith("- ") for line in lines)
+    paths = [path for _, _, path in links]
+    assert {f"/docs/{doc.slug}" for doc in PAGES} | {"/docs", "/v1/openapi.json"} <= set(paths)
+    assert {"/v1/sample/quote", "/v1/sample/citations", "/v1/sample/page"} <= set(paths)
+    for path in paths:
+        assert client.get(path).status_code == 200, path
+    assert client.post("/llms.txt").status_code == 405
+
+
+def test_llms_txt_names_the_host_that_asked(client, settings):
+    settings.ALLOWED_HOSTS = ["attest.example"]
+    text = client.get("/llms.txt", HTTP_HOST="attest.example").content.decode()
+    assert "(http://attest.example/docs/how-it-works)" in text
