@@ -35,6 +35,7 @@ from attest.docs_tables import (
     prices,
 )
 from billing.charging import CHARGING_RULES
+from billing.facilitators import facilitator_name
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
 from citations.selectors import (
@@ -107,6 +108,7 @@ def _payments() -> dict[str, Any]:
         "rail": RAIL,
         "max_timeout": MAX_TIMEOUT_SECONDS,
         "trial_calls": settings.ATTEST_TRIAL_CALLS_PER_DAY,
+        "facilitator": facilitator_name(),
     }
 
 

@@ -651,3 +651,81 @@ def test_llms_txt_names_the_host_that_asked(client, settings):
     settings.ALLOWED_HOSTS = ["attest.example"]
     text = client.get("/llms.txt", HTTP_HOST="attest.example").content.decode()
     assert "(http://attest.example/docs/how-it-works)" in text
+
+
+# --- the payments page's clients pay, run as shown --------------------------------------------
+
+NODE_PACKAGES = Path(__file__).resolve().parents[1] / "node"
+
+
+def _client_block(live_server, language: str) -> tuple[str, list[str]]:
+    """The payments page's client code, as the live server serves it (so its base URL is the
+    live server's), and the output the page says it prints."""
+    import httpx
+
+    markup = httpx.get(f"{live_server.url}/docs/payments", timeout=30).text
+    [block] = lxml.html.fromstring(markup).xpath(f"//*[@data-client='{language}']")
+    code = block.xpath(".//*[@data-code]")[0].text_content()
+    assert f'"{live_server.url}"' in code, "the client calls the host serving the page"
+    return code, block.xpath(".//*[@data-output]")[0].text_content().splitlines()
+
+
+def _run_client(command: list[str], cwd: Path) -> list[str]:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PAYER_KEY"}
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()
+
+
+def _pays(live_server, service, settings, tmp_path, language, filename, command):
+    from billing.models import LocalTransfer
+
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 0  # every call pays
+    code, shown = _client_block(live_server, language)
+    for url in OUTSIDE_PAGES:  # the page it cites, served on loopback
+        code = code.replace(f'"{url}"', f'"{service.url(urlsplit(url).path)}"')
+    (tmp_path / filename).write_text(code, encoding="utf-8")
+    assert _run_client([*command, filename], tmp_path) == shown == ["200 paid exact", "settled"]
+    # Paid through the built-in local facilitator, with a key made on the spot.
+    assert LocalTransfer.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_python_client_on_the_payments_page_pays(live_server, service, settings, tmp_path):
+    import sys
+
+    _pays(live_server, service, settings, tmp_path, "python", "pay.py", [sys.executable])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_node_client_on_the_payments_page_pays(live_server, service, settings, tmp_path):
+    import shutil
+
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.skip("node and npm are not installed")
+    assert (NODE_PACKAGES / "node_modules" / "@x402" / "fetch").is_dir(), (
+        "the client's packages are missing: npm ci --prefix tests/node (.ci/run does it)"
+    )
+    (tmp_path / "node_modules").symlink_to(NODE_PACKAGES / "node_modules")
+    _pays(live_server, service, settings, tmp_path, "node", "pay.mjs", ["node"])
+
+
+def test_the_payments_page_says_a_fresh_key_pays_and_how_to_raise_the_trial(client):
+    text = _html(client, "/docs/payments").text_content()
+    assert "No testnet USDC is needed" in text and "treats any payer as funded" in text
+    assert "ATTEST_TRIAL_CALLS_PER_DAY=1000 make run" in text
+    assert 'pip install "x402[evm,httpx]"' in text and "npm install @x402/fetch" in text
+
+
+def test_a_402_message_links_the_payments_docs(api, client, settings, service):
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
+    settings.ATTEST_PUBLIC_URL = "https://attest.example"
+    url = service.url("/help/example-domains")
+    response = api.post("/v1/verify/quote", {"url": url, "quote": "x y z"}, format="json")
+    assert response.status_code == 402
+    message = response.json()["error"]["message"]
+    assert message.endswith(" https://attest.example/docs/payments"), message
+    assert client.get("/docs/payments").status_code == 200
