@@ -729,3 +729,18 @@ def test_a_402_message_links_the_payments_docs(api, client, settings, service):
     message = response.json()["error"]["message"]
     assert message.endswith(" https://attest.example/docs/payments"), message
     assert client.get("/docs/payments").status_code == 200
+
+
+# Every block of code on a page is one of these: a command the tests run (data-request in a
+# data-example, data-run in data-commands, data-code in a client), what it answers (data-response,
+# data-output), or a fragment of an answer shown above (data-fragment): none escapes the tests.
+PRE_KINDS = {"data-request", "data-response", "data-run", "data-output", "data-code"}
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=[doc.slug for doc in PAGES])
+def test_every_block_of_code_on_a_page_is_run_or_shows_an_answer(client, doc):
+    for pre in _html(client, f"/docs/{doc.slug}").iter("pre"):
+        kinds = set(pre.attrib) & (PRE_KINDS | {"data-fragment"})
+        assert len(kinds) == 1, (doc.slug, pre.text_content()[:80])
+        if "data-fragment" in kinds:
+            assert not re.match(r"\s*(curl|GET|POST|python|node)\b", pre.text_content())
