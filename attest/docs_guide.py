@@ -16,7 +16,7 @@ from verification.serializers import MatchOptionsInput
 
 # The signals a verdict can carry, under the content_kind they come with, and what each says.
 # Every name here is one the fetcher or the classifier writes (a docs test holds them to the
-# source), and ``status_N`` (the final HTTP status) comes first on every fetched page.
+# source), and ``status_N`` (the final HTTP status) comes first whenever an answer arrived.
 SIGNALS: dict[str, tuple[tuple[str, str], ...]] = {
     "real": (("status_200", "the final answer's HTTP status (any status below 400)"),),
     "http_error": (
