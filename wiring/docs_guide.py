@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from attest_core.context import CONTEXT_CHARS
 from attest_core.normalise import normalise
 from attest_core.passages import MAX_MISSING, MAX_PASSAGES, SCORER
 from verification.api.serializers import MatchOptionsInput
 from verification.engine.classify import ADVICE, BLOCKING_STATUSES, CONTENT_KINDS, LITTLE_TEXT
-from verification.engine.match import CONTEXT_CHARS, FUZZY_WORK_PER_CALL
+from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES
 
 # The signals a verdict can carry, under the content_kind they come with, and what each says.

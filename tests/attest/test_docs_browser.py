@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from attest.docs import PAGES
 from tests.browser import chromium, needs_chromium
+from wiring.docs import PAGES
 
 pytestmark = [pytest.mark.django_db(transaction=True), needs_chromium]
 
