@@ -8,6 +8,10 @@ from django.utils.functional import cached_property
 
 # The index links the dashboard (wiring.dashboard) above the apps' lists.
 admin.site.index_template = "admin/attest_index.html"
+# Attest's name, not Django's, in every page's header and title.
+admin.site.site_header = "Attest administration"
+admin.site.site_title = "Attest admin"
+admin.site.index_title = "Ledger, verification and payments"
 
 
 class CappedCountPaginator(Paginator):
