@@ -186,6 +186,8 @@ def _changelists() -> list[str]:
     ]
 
 
+# The lists with an amount column: it reads in full, "0.01 USDC".
+MONEY_LISTS = ("billing/offer/", "billing/paymentclaim/", "billing/settlement/", "localtransfer/")
 MEASURE = """() => {
   const table = document.querySelector('#result_list');
   if (!table) return null;
@@ -193,7 +195,8 @@ MEASURE = """() => {
   const cells = [...table.querySelectorAll('tbody tr:first-child td, tbody tr:first-child th')];
   return {table: table.getBoundingClientRect().width, box: box.clientWidth,
           rows: table.querySelectorAll('tbody tr').length,
-          cells: cells.map(c => c.innerText)};
+          cells: cells.map(c => c.innerText),
+          clipped: cells.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText)};
 }"""
 
 
@@ -218,6 +221,10 @@ def test_every_admin_list_fits_its_box_at_1280_px(live_server, tmp_path):
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             name = path.strip("/").replace("/", "-")
             page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+            if any(money in path for money in MONEY_LISTS):
+                assert "0.01 USDC" in found["cells"], (path, found["cells"])  # in full
+            if found["clipped"]:
+                too_wide.append(f"{path}: cells clipped {found['clipped']}")
             if found["table"] > found["box"] + 0.5:
                 too_wide.append(
                     f"{path}: {found['table']:.0f} px in {found['box']} {found['cells']}"
