@@ -10,6 +10,10 @@ from django.db.models import Q
 
 from citations.extract.intervals import Interval
 
+# The longest ID a caller names a subject, message or session by, and the longest author
+# name it gives: the columns that store them and the API fields that take them read this.
+EXTERNAL_ID_MAX_LENGTH = 200
+
 
 class ProjectScopedQuerySet(models.QuerySet):
     """Every ledger read starts here, so no query can forget the tenant."""
@@ -51,7 +55,7 @@ class Subject(models.Model):
     """Whom facts are about, named by the client's own identifier."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="subjects")
-    external_id = models.CharField(max_length=200)
+    external_id = models.CharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
     erased_at = models.DateTimeField(null=True, blank=True)
 
@@ -79,7 +83,7 @@ class Observation(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="observations")
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="observations")
-    message_id = models.CharField(max_length=200)
+    message_id = models.CharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     role = models.CharField(max_length=16, choices=Role.choices)
     occurred_at = models.DateTimeField()
     # The sender's UTC offset of ``occurred_at``, in seconds: the database keeps only the
@@ -89,7 +93,7 @@ class Observation(models.Model):
     received_at = models.DateTimeField()
     content = models.BinaryField()
     content_sha256 = models.CharField(max_length=64)
-    session = models.CharField(max_length=200, blank=True)
+    session = models.CharField(max_length=EXTERNAL_ID_MAX_LENGTH, blank=True)
     ordinal = models.PositiveIntegerField(default=0)
     erased_at = models.DateTimeField(null=True, blank=True)
 
@@ -160,6 +164,12 @@ class Generation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.pk} ({self.extractor_version})"
+
+    @property
+    def live_source(self) -> Observation | None:
+        """The message a source rebuild read, unless it has been erased since."""
+        source = self.source_observation
+        return source if source is not None and source.erased_at is None else None
 
 
 class Fact(models.Model):
@@ -363,7 +373,7 @@ class Evidence(models.Model):
     # Hash of the quoted bytes when they were extracted: resolve re-reads and compares.
     quote_sha256 = models.CharField(max_length=64)
     extractor_version = models.CharField(max_length=64)
-    authored_by = models.CharField(max_length=200, blank=True)
+    authored_by = models.CharField(max_length=EXTERNAL_ID_MAX_LENGTH, blank=True)
     # When this source says the fact began: a late message between two restatements
     # of one value splits the fact at the sources, so arrival order never matters.
     asserted_from = models.DateTimeField(null=True, blank=True)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from django_tasks import task
 
-from citations.services.rebuilds import rebuild_project_run
+from citations.services.rebuilds import project_rebuild_run
 
 
 @task()
 def project_rebuild(generation_id: int) -> dict:
     """Run a queued project rebuild; its arguments and result hold IDs and counts only."""
-    return rebuild_project_run(generation_id=generation_id)
+    return project_rebuild_run(generation_id=generation_id)
 
 
 def project_rebuild_enqueue(generation_id: int) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from attest.fields import StrictCharField, StrictChoiceField
-from citations.models import Generation
-from citations.selectors import iso_utc
+from citations.api.serializers import UtcTimeField
+from citations.models import EXTERNAL_ID_MAX_LENGTH, Generation
 from citations.services.rebuilds import KIND_NAMES, REBUILD_KINDS
 
 
@@ -14,8 +14,8 @@ class RebuildIn(serializers.Serializer):
     """One source (`subject` and `message_id`) or the whole project (`scope: "project"`)."""
 
     scope = StrictChoiceField(choices=REBUILD_KINDS, required=False)
-    subject = StrictCharField(max_length=200, required=False)
-    message_id = StrictCharField(max_length=200, required=False)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
+    message_id = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
 
     def validate(self, attrs: dict) -> dict:
         scope = attrs.setdefault("scope", "source")
@@ -36,51 +36,45 @@ class ProgressOut(serializers.Serializer):
     subjects_total = serializers.IntegerField()
 
 
+class RebuildKindField(serializers.ChoiceField):
+    # A generation's kind by the name the API gives it (source, project).
+
+    def to_representation(self, value: str) -> str:
+        return KIND_NAMES[value]
+
+
 class GenerationOut(serializers.Serializer):
-    id = serializers.IntegerField()
-    kind = serializers.ChoiceField(choices=REBUILD_KINDS)
+    id = serializers.IntegerField(source="pk")
+    kind = RebuildKindField(choices=REBUILD_KINDS)
     state = serializers.ChoiceField(choices=Generation.State.values)
     extractor_version = serializers.CharField()
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
-    subject = serializers.CharField(required=False, help_text="A source rebuild's subject.")
-    message_id = serializers.CharField(required=False, help_text="A source rebuild's message.")
-    progress = ProgressOut()
+    created_at = UtcTimeField()
+    finished_at = UtcTimeField(allow_null=True)
+    # Left out when the rebuild's message has been erased since (live_source is None).
+    subject = serializers.CharField(
+        source="live_source.subject.external_id",
+        required=False,
+        help_text="A source rebuild's subject.",
+    )
+    message_id = serializers.CharField(
+        source="live_source.message_id", required=False, help_text="A source rebuild's message."
+    )
+    progress = ProgressOut(source="*")
 
 
+# Renders a Generation: the answer of POST /v1/rebuilds and GET /v1/rebuilds/{id}.
 class RebuildOut(serializers.Serializer):
-    generation = GenerationOut()
+    generation = GenerationOut(source="*")
     retired = serializers.IntegerField(help_text="Facts now `reinterpreted` by this generation.")
     admitted = serializers.IntegerField(help_text="Facts this generation admitted.")
 
 
-def rebuild_body(generation: Generation) -> dict:
-    """The answer of POST /v1/rebuilds and GET /v1/rebuilds/{id}, rendered by RebuildOut."""
-    body = {
-        "id": generation.pk,
-        "kind": KIND_NAMES[generation.kind],
-        "state": generation.state,
-        "extractor_version": generation.extractor_version,
-        "created_at": iso_utc(generation.created_at),
-        "finished_at": iso_utc(generation.finished_at),
-        "progress": {
-            "subjects_done": generation.subjects_done,
-            "subjects_total": generation.subjects_total,
-        },
-    }
-    source = generation.source_observation
-    if source is not None and source.erased_at is None:
-        body["subject"] = source.subject.external_id
-        body["message_id"] = source.message_id
-    return RebuildOut(
-        {"generation": body, "retired": generation.retired, "admitted": generation.admitted}
-    ).data
-
-
 class ErasureIn(serializers.Serializer):
-    subject = StrictCharField(max_length=200)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     message_id = StrictCharField(
-        max_length=200, required=False, help_text="Erase only this message of the subject."
+        max_length=EXTERNAL_ID_MAX_LENGTH,
+        required=False,
+        help_text="Erase only this message of the subject.",
     )
 
 
@@ -89,5 +83,6 @@ class ErasedCountsOut(serializers.Serializer):
     facts = serializers.IntegerField()
 
 
+# Renders an erasure's counts (citations.services.erasure.Erased).
 class ErasureOut(serializers.Serializer):
-    erased = ErasedCountsOut()
+    erased = ErasedCountsOut(source="*")

@@ -14,7 +14,7 @@ from citations.api.serializers import FactOut
 from citations.api.views import LedgerView, ledger_errors
 from citations.services.erasure import erasure_perform
 from citations.services.export import subject_export
-from citations.services.rebuilds import rebuild_get, rebuild_project_start, rebuild_source
+from citations.services.rebuilds import project_rebuild_start, rebuild_get, source_rebuild
 from citations.tasks import project_rebuild_enqueue
 
 UNKNOWN_SOURCE = "`not_found`: the subject or message is unknown or erased."
@@ -57,21 +57,21 @@ class RebuildsView(LedgerView):
         data.is_valid(raise_exception=True)
         project, actor, request_id = self.caller(request)
         if data.validated_data["scope"] == "project":
-            generation = rebuild_project_start(
+            generation = project_rebuild_start(
                 project=project,
                 actor=actor,
                 enqueue=project_rebuild_enqueue,
                 request_id=request_id,
             )
-            return Response(s.rebuild_body(generation), status=status.HTTP_202_ACCEPTED)
-        generation = rebuild_source(
+            return Response(s.RebuildOut(generation).data, status=status.HTTP_202_ACCEPTED)
+        generation = source_rebuild(
             project=project,
             subject_id=data.validated_data["subject"],
             message_id=data.validated_data["message_id"],
             actor=actor,
             request_id=request_id,
         )
-        return Response(s.rebuild_body(generation), status=status.HTTP_201_CREATED)
+        return Response(s.RebuildOut(generation).data, status=status.HTTP_201_CREATED)
 
 
 class RebuildView(LedgerView):
@@ -96,7 +96,7 @@ class RebuildView(LedgerView):
         generation = rebuild_get(
             project=project, generation_id=generation_id, actor=actor, request_id=request_id
         )
-        return Response(s.rebuild_body(generation))
+        return Response(s.RebuildOut(generation).data)
 
 
 class ErasuresView(LedgerView):
@@ -134,8 +134,7 @@ class ErasuresView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        body = {"erased": {"observations": erased.observations, "facts": erased.facts}}
-        return Response(s.ErasureOut(body).data)
+        return Response(s.ErasureOut(erased).data)
 
 
 class SubjectExportView(LedgerView):

@@ -24,9 +24,13 @@ from attest.fields import (
 from citations.cursor import BadCursor, position_after
 from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
-from citations.models import EvidenceKind, Role
+from citations.models import EXTERNAL_ID_MAX_LENGTH, EvidenceKind, Role
 from citations.selectors import (
+    INVENTORY_DEFAULT_LIMIT,
+    INVENTORY_MAX_LIMIT,
     MAX_OFFSET,
+    RECALL_DEFAULT_LIMIT,
+    RECALL_MAX,
     RESOLVE_DEFAULT_LIMIT,
     RESOLVE_MAX_LIMIT,
     InvalidCitation,
@@ -84,11 +88,13 @@ class InstantField(serializers.DateTimeField):
 
 
 class MessageIn(serializers.Serializer):
-    id = StrictCharField(max_length=200)
+    id = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     role = StrictChoiceField(choices=Role.values)
     text = StrictCharField(trim_whitespace=False)
     occurred_at = InstantField()
-    session = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    session = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH, required=False, allow_blank=True, default=""
+    )
     ordinal = StrictIntegerField(min_value=0, max_value=2**31 - 1, required=False)
 
     def validate_text(self, value: str) -> str:
@@ -107,7 +113,7 @@ class MessageIn(serializers.Serializer):
 
 
 class ObservationsIn(serializers.Serializer):
-    subject = StrictCharField(max_length=200)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     messages = serializers.ListField(
         child=MessageIn(), min_length=1, max_length=MAX_MESSAGES, help_text="1 to 100 messages."
     )
@@ -145,11 +151,11 @@ class AfterField(serializers.JSONField):
 
 
 class RecallIn(serializers.Serializer):
-    subject = StrictCharField(max_length=200)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     predicate = StrictChoiceField(choices=sorted(PREDICATES), required=False)
     query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
-    limit = StrictIntegerField(min_value=1, max_value=200, default=50)
+    limit = StrictIntegerField(min_value=1, max_value=RECALL_MAX, default=RECALL_DEFAULT_LIMIT)
     after = AfterField(required=False)
 
 
@@ -326,16 +332,29 @@ WEB_EVIDENCE_HELP = (
 )
 
 
+class CountedFirstListField(serializers.ListField):
+    """A list over its size is refused before any member is read (and named as the list)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
 class AuthoredFactIn(StatementIn):
-    subject = StrictCharField(max_length=200)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     authored_by = StrictCharField(
-        max_length=200,
+        max_length=EXTERNAL_ID_MAX_LENGTH,
         required=False,
         help_text="Who states it: a name or handle. Required without `evidence`; with it, "
         "the credential's actor by default.",
     )
-    evidence = WebEvidenceIn(
-        many=True, required=False, max_length=MAX_WEB_EVIDENCE, help_text=WEB_EVIDENCE_HELP
+    # A ListField, not many=True: drf-spectacular documents its max_length as maxItems.
+    evidence = CountedFirstListField(
+        child=WebEvidenceIn(),
+        required=False,
+        max_length=MAX_WEB_EVIDENCE,
+        help_text=WEB_EVIDENCE_HELP,
     )
 
     def validate(self, attrs):
@@ -651,10 +670,15 @@ class InventoryQuery(serializers.Serializer):
     """The query string of GET /v1/facts; a parameter it does not know is refused."""
 
     # Strict only for the schema: its pattern says a value of white space alone is blank.
-    subject = StrictCharField(max_length=200, required=False)
+    subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
     predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
     status = serializers.ChoiceField(choices=list(STATUSES), required=False)
-    limit = DigitsField(min_value=1, max_value=200, required=False, help_text="Default 50.")
+    limit = DigitsField(
+        min_value=1,
+        max_value=INVENTORY_MAX_LIMIT,
+        required=False,
+        help_text=f"Default {INVENTORY_DEFAULT_LIMIT}.",
+    )
     after = StrictCharField(
         required=False, help_text="The previous page's `next.cursor`, unchanged."
     )

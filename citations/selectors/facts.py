@@ -33,6 +33,7 @@ RESOLVE_MAX_LIMIT = 32
 PAGE_BYTES = 256 * 1024
 CONTEXT_BYTES = 240
 RECALL_MAX = 200
+RECALL_DEFAULT_LIMIT = 50
 
 
 class InvalidCitation(AttestError):
@@ -242,7 +243,7 @@ def resolve_scope(fact_id: uuid.UUID, known_at: datetime | None) -> str:
     return f"resolve:{fact_id}:{iso_utc(known_at) or ''}"
 
 
-def resolve_fact(
+def resolved_citation(
     *,
     project: Project,
     fact_id: uuid.UUID,
@@ -337,7 +338,7 @@ def _in_pages(rows: QuerySet, size: int) -> Iterator:
         offset += size
 
 
-def recall_facts(
+def recalled_facts(
     *,
     project: Project,
     subject_id: str,
@@ -345,7 +346,7 @@ def recall_facts(
     query: str | None = None,
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
-    limit: int = 50,
+    limit: int = RECALL_DEFAULT_LIMIT,
     after: Any = None,
 ) -> FactPage:
     """Facts about a subject true at ``valid_at`` as believed at ``known_at``, a page at a time.
@@ -418,7 +419,7 @@ INVENTORY_DEFAULT_LIMIT = 50
 INVENTORY_MAX_LIMIT = 200
 
 
-def facts_inventory(
+def fact_inventory(
     *,
     project: Project,
     subject_id: str | None = None,

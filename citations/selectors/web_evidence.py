@@ -182,7 +182,7 @@ def _checked_claims(receipt: str) -> dict[str, Any] | None:
     return check.claims if check.valid else None
 
 
-def web_evidence_check(items: Sequence[WebQuoteIn]) -> list[CheckedWebQuote]:
+def checked_web_quotes(items: Sequence[WebQuoteIn]) -> list[CheckedWebQuote]:
     """Check every piece before anything is written; refuse the first bad one (400)."""
     checked = []
     for position, item in enumerate(items):

@@ -13,8 +13,8 @@ from django.db import transaction
 from attest.errors import InvalidRequest, NotFound
 from citations.extract.extractor import PREDICATES, Extraction, value_key
 from citations.models import Evidence, Fact, FactVersion, Observation, Project, Role, Subject
-from citations.selectors import ResolvedCitation, resolve_fact
-from citations.selectors.web_evidence import CheckedWebQuote, WebQuoteIn, web_evidence_check
+from citations.selectors import ResolvedCitation, resolved_citation
+from citations.selectors.web_evidence import CheckedWebQuote, WebQuoteIn, checked_web_quotes
 from citations.services.audit import audit_record
 from citations.services.ingest import ingest_generation
 from citations.services.placement import LedgerWrite, apply_extraction
@@ -129,7 +129,7 @@ def fact_author(
     and without an ``authored_by`` the credential's actor is the author. Returns the fact
     as resolve shows it.
     """
-    web = web_evidence_check(web_evidence)
+    web = checked_web_quotes(web_evidence)
     with transaction.atomic():
         subject = locked_subject(project, subject_id)
         ctx = LedgerWrite(
@@ -149,4 +149,4 @@ def fact_author(
             request_id=request_id,
         )
     with read_snapshot():
-        return resolve_fact(project=project, fact_id=fact.pk)
+        return resolved_citation(project=project, fact_id=fact.pk)

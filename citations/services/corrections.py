@@ -10,7 +10,7 @@ from django.db import transaction
 
 from attest.errors import AttestError, NotFound
 from citations.models import Evidence, Fact, FactVersion, Project, Retraction
-from citations.selectors import ResolvedCitation, resolve_fact
+from citations.selectors import ResolvedCitation, resolved_citation
 from citations.services.audit import audit_record
 from citations.services.authoring import AuthoredStatement, locked_subject, write_authored
 from citations.services.ingest import ingest_generation
@@ -50,7 +50,7 @@ def fact_retract(
         request_id=request_id,
     )
     with read_snapshot():
-        return resolve_fact(project=project, fact_id=uuid.UUID(str(fact_id)))
+        return resolved_citation(project=project, fact_id=uuid.UUID(str(fact_id)))
 
 
 def retraction_record(

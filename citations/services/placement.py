@@ -520,8 +520,12 @@ class SubjectBatch:
 
     def flush(self) -> None:
         """Write the batch: one query per kind of row, whatever the number of statements."""
+        self._write_versions([belief for belief in self.beliefs.values() if belief.changed()])
+        self._write_evidence()
+
+    def _write_versions(self, changed: list[_Belief]) -> None:
+        """New facts, the known intervals that close, and a new version of each changed fact."""
         ctx = self.ctx
-        changed = [belief for belief in self.beliefs.values() if belief.changed()]
         new_facts = [belief.fact for belief in changed if belief.stored is None]
         if new_facts:
             Fact.objects.bulk_create(new_facts, batch_size=1000)
@@ -539,6 +543,10 @@ class SubjectBatch:
             FactVersion.objects.bulk_create(
                 [belief.version(ctx.now) for belief in changed], batch_size=1000
             )
+
+    def _write_evidence(self) -> None:
+        """The sources not stored yet; a moved web source takes its page and receipt along."""
+        ctx = self.ctx
         written = [
             source
             for belief in self.beliefs.values()

@@ -14,12 +14,13 @@ from psycopg import IsolationLevel
 from citations.models import Project
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
+    RECALL_DEFAULT_LIMIT,
     RESOLVE_DEFAULT_LIMIT,
     FactPage,
     ResolvedCitation,
-    facts_inventory,
-    recall_facts,
-    resolve_fact,
+    fact_inventory,
+    recalled_facts,
+    resolved_citation,
 )
 from citations.services.audit import audit_record
 
@@ -61,9 +62,9 @@ def citation_resolve(
     after: int = 0,
     request_id: str = "",
 ) -> ResolvedCitation:
-    """Resolve a fact ID (see selectors.resolve_fact) and audit how many sources left."""
+    """Resolve a fact ID (see selectors.resolved_citation) and audit how many sources left."""
     with read_snapshot():
-        resolved = resolve_fact(
+        resolved = resolved_citation(
             project=project, fact_id=fact_id, limit=limit, known_at=known_at, after=after
         )
     audit_record(
@@ -86,13 +87,13 @@ def facts_recall(
     query: str | None = None,
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
-    limit: int = 50,
+    limit: int = RECALL_DEFAULT_LIMIT,
     after: Any = None,
     request_id: str = "",
 ) -> FactPage:
-    """Recall facts (see selectors.recall_facts) and audit which IDs were returned."""
+    """Recall facts (see selectors.recalled_facts) and audit which IDs were returned."""
     with read_snapshot():
-        page = recall_facts(
+        page = recalled_facts(
             project=project,
             subject_id=subject_id,
             predicate=predicate,
@@ -124,9 +125,9 @@ def facts_list(
     after: Any = None,
     request_id: str = "",
 ) -> FactPage:
-    """The record inventory (see selectors.facts_inventory), audited like recall."""
+    """The record inventory (see selectors.fact_inventory), audited like recall."""
     with read_snapshot():
-        page = facts_inventory(
+        page = fact_inventory(
             project=project,
             subject_id=subject_id,
             predicate=predicate,

@@ -174,7 +174,7 @@ def _source_scope(
 
 
 @transaction.atomic
-def rebuild_source(
+def source_rebuild(
     *, project: Project, subject_id: str, message_id: str, actor: str, request_id: str = ""
 ) -> Generation:
     """Read one stored message again; its facts (and their timelines) get a new generation."""
@@ -248,7 +248,7 @@ def _finish(generation: Generation, *, retired: int, admitted: int, subjects: in
 # --- the whole project -------------------------------------------------------
 
 
-def rebuild_project_start(
+def project_rebuild_start(
     *,
     project: Project,
     actor: str,
@@ -294,7 +294,7 @@ def rebuild_project_start(
     return generation
 
 
-def rebuild_subject(*, generation: Generation, subject: Subject) -> SubjectRebuilt:
+def subject_rebuild(*, generation: Generation, subject: Subject) -> SubjectRebuilt:
     """Retire every believed extracted fact of one subject and read all its messages again."""
     project = generation.project
     with transaction.atomic():
@@ -321,7 +321,7 @@ def rebuild_subject(*, generation: Generation, subject: Subject) -> SubjectRebui
         return SubjectRebuilt(retired=retired, admitted=_admitted(generation, subject))
 
 
-def rebuild_project_run(*, generation_id: int) -> dict:
+def project_rebuild_run(*, generation_id: int) -> dict:
     """The queued job: rebuild subject by subject, counting progress as it goes."""
     generation = Generation.objects.select_related("project").get(pk=generation_id)
     if generation.state != Generation.State.RUNNING:
@@ -337,7 +337,7 @@ def rebuild_project_run(*, generation_id: int) -> dict:
     try:
         for subject_id in subject_ids:
             subject = Subject.objects.get(pk=subject_id)
-            done = rebuild_subject(generation=generation, subject=subject)
+            done = subject_rebuild(generation=generation, subject=subject)
             Generation.objects.filter(pk=generation.pk).update(
                 subjects_done=F("subjects_done") + 1,
                 retired=F("retired") + done.retired,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from citations.extract.extractor import EXTRACTOR_VERSION
 from citations.models import Generation, Subject
 from citations.services import MessageIn, observations_ingest
-from citations.services.rebuilds import rebuild_subject
+from citations.services.rebuilds import subject_rebuild
 from tests.citations.factories import ProjectFactory
 from tests.citations.test_timeline_properties import full_timeline, moves, same_instant_statements
 
@@ -80,7 +80,7 @@ def test_a_subject_rebuild_sends_as_many_statements_for_a_hundred_messages_as_fo
             extractor_version=EXTRACTOR_VERSION,
         )
         with CaptureQueriesContext(connection) as queries:
-            done = rebuild_subject(
+            done = subject_rebuild(
                 generation=generation, subject=Subject.objects.get(external_id=subject)
             )
         assert done.admitted == done.retired
@@ -108,5 +108,5 @@ def test_one_request_and_a_rebuild_give_the_timeline_of_messages_sent_one_by_one
         kind=Generation.Kind.PROJECT_REBUILD,
         extractor_version=EXTRACTOR_VERSION,
     )
-    rebuild_subject(generation=generation, subject=Subject.objects.get(project=one_by_one))
+    subject_rebuild(generation=generation, subject=Subject.objects.get(project=one_by_one))
     assert full_timeline(one_by_one) == expected
