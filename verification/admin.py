@@ -214,7 +214,7 @@ class CrossrefLookupAdmin(ReadOnlyAdmin):
 
     list_display = [
         "created_at",
-        "doi",
+        "wrapped_doi",
         "tier",
         "status",
         "reason",
@@ -229,6 +229,10 @@ class CrossrefLookupAdmin(ReadOnlyAdmin):
         "latency" if f.name == "latency_ms" else f.name for f in CrossrefLookup._meta.fields
     ]
     exclude = ["latency_ms"]
+
+    @admin.display(description="DOI", ordering="doi")
+    def wrapped_doi(self, obj: CrossrefLookup) -> str:
+        return wrappable(obj.doi)
 
     @admin.display(description="latency", ordering="latency_ms")
     def latency(self, obj: CrossrefLookup) -> str:
