@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 from django.contrib import admin
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 # The index links the dashboard (wiring.dashboard) above the apps' lists.
 admin.site.index_template = "admin/attest_index.html"
+# Attest's name, not Django's, in every page's header and title.
+admin.site.site_header = "Attest administration"
+admin.site.site_title = "Attest admin"
+admin.site.index_title = "Ledger, verification and payments"
+# The sidebar repeats the home page's list of models and took a quarter of a 1280 px
+# screen from every changelist; the breadcrumbs and the home page lead to each list.
+admin.site.enable_nav_sidebar = False
 
 
 class CappedCountPaginator(Paginator):
@@ -78,3 +89,24 @@ class ReadOnlyInline(admin.TabularInline):
 def milliseconds(value: float | None) -> str:
     """A duration kept in (fractional) milliseconds, as a whole number of them."""
     return "—" if value is None else f"{round(value):,} ms"
+
+
+def short_hex(value: str, keep: int = 6) -> str:
+    """An address, hash or transaction ID cut to fit a list column ("0x5B38Da…beddC4"), the
+    whole value in its tooltip and on the row's page; search takes the whole value."""
+    if not value or len(value) <= 2 * keep + 3:
+        return value or "—"
+    return format_html('<span title="{}">{}…{}</span>', value, value[: keep + 2], value[-keep:])
+
+
+_BREAK_AFTER = re.compile(r"(?<=[_/:.])")
+
+
+def wrappable(value: str) -> str:
+    """A code, route or address that may wrap after each ``_ / : .`` in a narrow column
+    ("content_type_<wbr>not_<wbr>supported"); the text copied is unchanged."""
+    if not value:
+        return "—"
+    return format_html_join(
+        mark_safe("<wbr>"), "{}", ((part,) for part in _BREAK_AFTER.split(value))
+    )

@@ -138,6 +138,9 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# Times to the second and with the zone ("2026-12-01 20:17:30 UTC") wherever a template or
+# the admin writes one: attest/formats/en/formats.py.
+FORMAT_MODULE_PATH = ["attest.formats"]
 
 STATIC_URL = "static/"
 # Only needed for collectstatic; whitenoise serves from the app folders otherwise.

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import BigIntegerField, Sum
 from django.db.models.functions import Cast, TruncDate
 
-from attest.admin import ReadOnlyAdmin
+from attest.admin import ReadOnlyAdmin, short_hex, wrappable
 from attest.registry import register_daily
 from billing.models import (
     LocalTransfer,
@@ -21,13 +21,20 @@ from billing.models import (
 from billing.money import token_amount
 
 
-def _short(value: str, keep: int = 10) -> str:
-    """A hash or transaction ID cut to fit a list column; the full value is on its page."""
-    return value if len(value) <= 2 * keep + 1 else f"{value[:keep]}…{value[-6:]}"
-
-
 class LedgerAdmin(ReadOnlyAdmin):
     """The ledger is written only by the payment flow; staff read it."""
+
+    @admin.display(description="payer", ordering="payer")
+    def short_payer(self, obj) -> str:
+        return short_hex(obj.payer)
+
+    @admin.display(description="reason", ordering="reason")
+    def wrapped_reason(self, obj) -> str:
+        return wrappable(obj.reason)
+
+    @admin.display(description="caller", ordering="caller")
+    def wrapped_caller(self, obj) -> str:
+        return wrappable(obj.caller)
 
     @admin.display(description="amount", ordering="amount")
     def money(self, obj) -> str:
@@ -36,7 +43,15 @@ class LedgerAdmin(ReadOnlyAdmin):
 
 @admin.register(Offer)
 class OfferAdmin(LedgerAdmin):
-    list_display = ["minute", "route", "reason", "count", "money", "network", "caller"]
+    list_display = [
+        "minute",
+        "route",
+        "wrapped_reason",
+        "count",
+        "money",
+        "network",
+        "wrapped_caller",
+    ]
     readonly_fields = ["money"]
     exclude = ["amount"]
     list_filter = ["route", "reason", "network"]
@@ -46,7 +61,15 @@ class OfferAdmin(LedgerAdmin):
 
 @admin.register(PaymentClaim)
 class PaymentClaimAdmin(LedgerAdmin):
-    list_display = ["created_at", "route", "payer", "money", "state", "lease_until", "outcome"]
+    list_display = [
+        "created_at",
+        "route",
+        "short_payer",
+        "money",
+        "state",
+        "lease_until",
+        "outcome",
+    ]
     readonly_fields = ["money"]
     list_filter = ["route", "state", "outcome", "network"]
     search_fields = ["payer", "nonce", "request_id"]
@@ -57,11 +80,15 @@ class PaymentClaimAdmin(LedgerAdmin):
 
 @admin.register(PaidAnswer)
 class PaidAnswerAdmin(LedgerAdmin):
-    list_display = ["created_at", "claim", "status_code", "content_type", "size"]
+    list_display = ["created_at", "claim_id", "claim_route", "status_code", "content_type", "size"]
     list_select_related = ["claim"]
     raw_id_fields = ["claim"]
     exclude = ["body"]
     date_hierarchy = "created_at"
+
+    @admin.display(description="route", ordering="claim__route")
+    def claim_route(self, obj: PaidAnswer) -> str:
+        return obj.claim.route
 
     @admin.display(description="bytes")
     def size(self, obj: PaidAnswer) -> int:
@@ -70,7 +97,7 @@ class PaidAnswerAdmin(LedgerAdmin):
 
 @admin.register(Settlement)
 class SettlementAdmin(LedgerAdmin):
-    list_display = ["created_at", "claim_route", "payer", "money", "success", "short_tx"]
+    list_display = ["created_at", "claim_route", "short_payer", "money", "success", "short_tx"]
     readonly_fields = ["money"]
     exclude = ["amount"]
     list_filter = ["claim__route", "success", "error_reason", "facilitator"]
@@ -89,12 +116,19 @@ class SettlementAdmin(LedgerAdmin):
 
     @admin.display(description="transaction", ordering="transaction")
     def short_tx(self, obj: Settlement) -> str:
-        return _short(obj.transaction)
+        return short_hex(obj.transaction)
 
 
 @admin.register(Refusal)
 class RefusalAdmin(LedgerAdmin):
-    list_display = ["minute", "route", "reason", "count", "payer", "caller"]
+    list_display = [
+        "minute",
+        "route",
+        "wrapped_reason",
+        "count",
+        "short_payer",
+        "wrapped_caller",
+    ]
     list_filter = ["route", "reason"]
     search_fields = ["payer", "caller", "last_request_id"]
     date_hierarchy = "minute"
@@ -117,7 +151,7 @@ class TrialBudgetAdmin(LedgerAdmin):
 
 @admin.register(LocalTransfer)
 class LocalTransferAdmin(LedgerAdmin):
-    list_display = ["created_at", "short_tx", "payer", "pay_to", "money"]
+    list_display = ["created_at", "short_tx", "short_payer", "short_pay_to", "money"]
     readonly_fields = ["money"]
     exclude = ["value"]
     search_fields = ["transaction", "payer", "nonce"]
@@ -128,7 +162,11 @@ class LocalTransferAdmin(LedgerAdmin):
 
     @admin.display(description="transaction", ordering="transaction")
     def short_tx(self, obj: LocalTransfer) -> str:
-        return _short(obj.transaction)
+        return short_hex(obj.transaction)
+
+    @admin.display(description="pay to", ordering="pay_to")
+    def short_pay_to(self, obj: LocalTransfer) -> str:
+        return short_hex(obj.pay_to)
 
 
 def daily_counts(start):

@@ -8,7 +8,7 @@ from django.db.models.functions import TruncDate
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from attest.admin import ReadOnlyAdmin, milliseconds
+from attest.admin import ReadOnlyAdmin, milliseconds, wrappable
 from attest.registry import register_daily
 from billing.models import PaymentClaim
 from verification.models import Batch, CrossrefAnswer, CrossrefLookup, RefusalTally, Verification
@@ -79,18 +79,9 @@ def _table(headers: list[str], rows: list[list]) -> str:
 
 @admin.register(Verification)
 class VerificationAdmin(ReadOnlyAdmin):
-    list_display = [
-        "created_at",
-        "route",
-        "outcome",
-        "error_code",
-        "status_code",
-        "mode",
-        "match",
-        "content_kind",
-        "host",
-        "total",
-    ]
+    # The status code follows from outcome and error code, mode and content kind are
+    # filters and on the row's page: the list keeps what finds a row.
+    list_display = ["created_at", "route", "outcome", "error", "match", "host", "total"]
     list_filter = [
         FailedFilter,
         ChargedFilter,
@@ -115,6 +106,10 @@ class VerificationAdmin(ReadOnlyAdmin):
         "payment",
     ]
     exclude = ["items", "pages", *DURATIONS]
+
+    @admin.display(description="error code", ordering="error_code")
+    def error(self, obj: Verification) -> str:
+        return wrappable(obj.error_code)
 
     @admin.display(description="fetch", ordering="fetch_ms")
     def fetch(self, obj: Verification) -> str:
@@ -182,9 +177,7 @@ class BatchAdmin(VerificationAdmin):
         "created_at",
         "route",
         "outcome",
-        "error_code",
-        "tier",
-        "mode",
+        "error",
         "item_count",
         "failed_count",
         "host",
@@ -221,7 +214,7 @@ class CrossrefLookupAdmin(ReadOnlyAdmin):
 
     list_display = [
         "created_at",
-        "doi",
+        "wrapped_doi",
         "tier",
         "status",
         "reason",
@@ -236,6 +229,10 @@ class CrossrefLookupAdmin(ReadOnlyAdmin):
         "latency" if f.name == "latency_ms" else f.name for f in CrossrefLookup._meta.fields
     ]
     exclude = ["latency_ms"]
+
+    @admin.display(description="DOI", ordering="doi")
+    def wrapped_doi(self, obj: CrossrefLookup) -> str:
+        return wrappable(obj.doi)
 
     @admin.display(description="latency", ordering="latency_ms")
     def latency(self, obj: CrossrefLookup) -> str:

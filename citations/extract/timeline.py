@@ -73,20 +73,50 @@ def _when(moment: datetime) -> float:
     return moment.timestamp()
 
 
-def _ticks(start: float, end: float, count: int = 5) -> list[float]:
-    step = (end - start) / count
-    return [start + step * i for i in range(count + 1)]
+# Calendar units the valid-time axis is ticked in: the finest whose ticks (at every
+# boundary of that unit, or of a multiple of it) number at most MAX_TICKS.
+MAX_TICKS = 12
+YEAR_STEPS = (1, 2, 5, 10, 20, 50, 100)
+MONTH_STEPS = (1, 2, 3, 6)
+DAY_STEPS = (1, 2, 7, 14)
+HOUR_STEPS = (1, 2, 3, 6, 12)
 
 
-def _tick_label(value: float, span: float) -> str:
-    moment = datetime.fromtimestamp(value, UTC)
+def _ticks(start: float, end: float) -> list[tuple[float, str]]:
+    """(position, label) at calendar boundaries inside [start, end], each labelled with its
+    own moment: years on 1 January, months on the 1st, days at midnight (UTC)."""
+    span = end - start
     if span > 3 * 365 * 86400:
-        return moment.strftime("%Y")
+        return _month_ticks(start, end, 12 * _step(span / (365.25 * 86400), YEAR_STEPS), "%Y")
     if span > 60 * 86400:
-        return moment.strftime("%Y-%m")
+        return _month_ticks(start, end, _step(span / (30.44 * 86400), MONTH_STEPS), "%Y-%m")
     if span > 2 * 86400:
-        return moment.strftime("%Y-%m-%d")
-    return moment.strftime("%m-%d %H:%M")
+        unit, fmt = 86400 * _step(span / 86400, DAY_STEPS), "%Y-%m-%d"
+    else:
+        unit, fmt = 3600 * _step(span / 3600, HOUR_STEPS), "%m-%d %H:%M"
+    value = (start // unit + 1) * unit  # whole days and hours: the epoch is a midnight
+    ticks = []
+    while value <= end:
+        ticks.append((value, datetime.fromtimestamp(value, UTC).strftime(fmt)))
+        value += unit
+    return ticks
+
+
+def _step(units: float, steps: tuple[int, ...]) -> int:
+    return next((n for n in steps if units / n <= MAX_TICKS), steps[-1])
+
+
+def _month_ticks(start: float, end: float, every: int, fmt: str) -> list[tuple[float, str]]:
+    """The first of every month inside [start, end] whose number (from year 0) divides by
+    ``every``: 12 gives each 1 January, 24 every other one."""
+    first = datetime.fromtimestamp(start, UTC)
+    index = first.year * 12 + first.month  # counts months from January of year 0
+    ticks = []
+    while (moment := datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)).timestamp() <= end:
+        if index % every == 0:
+            ticks.append((moment.timestamp(), moment.strftime(fmt)))
+        index += 1
+    return ticks
 
 
 def _valid_bounds(bars: Sequence[Bar], now: datetime) -> tuple[float, float]:
@@ -119,11 +149,11 @@ def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
             "No fact versions to draw.</text></svg>"
         )
     rows: list[str] = list(dict.fromkeys(bar.row for bar in bars))
+    lanes = {row: lanes_of([b for b in bars if b.row == row]) for row in rows}
     x0, x1 = _valid_bounds(bars, now)
     levels = known_levels(bars, now)
-    step = PANEL_HEIGHT / len(levels)
     plot_w = WIDTH - LEFT - RIGHT
-    height = TOP + len(rows) * (PANEL_HEIGHT + PANEL_GAP) + LEGEND_HEIGHT
+    height = TOP + sum(len(lanes[row]) * PANEL_HEIGHT + PANEL_GAP for row in rows) + LEGEND_HEIGHT
 
     def x(moment: datetime | None) -> float:
         value = _when(moment or now)
@@ -138,49 +168,88 @@ def timeline_svg(bars: Sequence[Bar], *, now: datetime, title: str) -> str:
         f'<text x="{LEFT}" y="14" font-size="12" fill="#444">valid time →, '
         f"known time ↑ (UTC, a step per change of belief); dashed edges are still open</text>",
     ]
-    now_x = x(now)
-    for index, row in enumerate(rows):
-        top = TOP + index * (PANEL_HEIGHT + PANEL_GAP)
-        bottom = top + PANEL_HEIGHT
-
-        def y(moment: datetime | None, top=top) -> float:
-            level = len(levels) - 1 if moment is None or moment >= now else levels.index(moment)
-            return top + PANEL_HEIGHT - (level + 0.5) * step
-
-        out.append(f'<g class="panel" data-row={quoteattr(row)}>')
+    top = TOP
+    for row in rows:
+        bottom = top + len(lanes[row]) * PANEL_HEIGHT
         out.append(
-            f'<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{PANEL_HEIGHT}" '
+            f'<g class="panel" data-row={quoteattr(row)} data-lanes="{len(lanes[row])}">'
+            f'<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{bottom - top}" '
             'fill="#fafafa" stroke="#ccc"/>'
-        )
-        out.append(
             f'<text x="{LEFT - 8}" y="{top - 4}" text-anchor="end" '
             f'font-weight="600">{escape(row)}</text>'
-        )
-        out.append(
-            f'<line x1="{now_x:.1f}" y1="{top}" x2="{now_x:.1f}" y2="{bottom}" '
+            f'<line x1="{x(now):.1f}" y1="{top}" x2="{x(now):.1f}" y2="{bottom}" '
             'stroke="#999" stroke-dasharray="2 3"/>'
         )
-        every = max(1, len(levels) // 6)
-        for index, moment in enumerate(levels):
-            if index % every and index != len(levels) - 1:
-                continue
-            ty = top + PANEL_HEIGHT - (index + 0.5) * step
-            label = "now" if index == len(levels) - 1 else moment.strftime("%Y-%m-%d %H:%M:%S")
-            out.append(
-                f'<text x="{LEFT - 8}" y="{ty + 4:.1f}" text-anchor="end" font-size="10" '
-                f'fill="#777">{label}</text>'
-            )
-        for tick in _ticks(x0, x1):
+        for tick, label in _ticks(x0, x1):
             tx = LEFT + (tick - x0) / (x1 - x0) * plot_w
             out.append(
+                f'<line x1="{tx:.1f}" y1="{bottom}" x2="{tx:.1f}" y2="{bottom + 4}" '
+                'stroke="#999"/>'
                 f'<text x="{tx:.1f}" y="{bottom + 14}" text-anchor="middle" font-size="10" '
-                f'fill="#777">{_tick_label(tick, x1 - x0)}</text>'
+                f'fill="#777" class="tick">{label}</text>'
             )
-        for bar in (b for b in bars if b.row == row):
-            out.append(_bar(bar, x, y))
+        for number, lane in enumerate(lanes[row]):
+            out.append(_lane(lane, number, top + number * PANEL_HEIGHT, levels, now, x))
         out.append("</g>")
+        top = bottom + PANEL_GAP
     out.append(_legend(bars, height - LEGEND_HEIGHT + 14))
     out.append("</svg>")
+    return "".join(out)
+
+
+def lanes_of(bars: Sequence[Bar]) -> list[list[Bar]]:
+    """The bars of one panel split into lanes, none holding two that overlap.
+
+    Two versions overlap when both their valid and their known intervals do (two values of
+    a predicate believed together, "speaks Spanish" and "speaks Portuguese"): drawn in one
+    lane they would be one rectangle with two labels printed over each other. Each bar goes
+    to the first lane it fits, so a fact's successive versions share a lane.
+    """
+    lanes: list[list[Bar]] = []
+    for bar in bars:
+        lane = next((lane for lane in lanes if not any(_overlap(bar, o) for o in lane)), None)
+        if lane is None:
+            lanes.append(lane := [])
+        lane.append(bar)
+    return lanes
+
+
+def _overlap(a: Bar, b: Bar) -> bool:
+    def meets(start1, end1, start2, end2) -> bool:  # half-open; an open end runs forever
+        return (end2 is None or start1 < end2) and (end1 is None or start2 < end1)
+
+    valid = meets(a.valid_from, a.valid_until, b.valid_from, b.valid_until) or (
+        a.valid_from == b.valid_from  # two instants at one moment
+    )
+    return valid and meets(a.known_from, a.known_until, b.known_from, b.known_until)
+
+
+def _lane(bars: Sequence[Bar], number: int, top: float, levels, now: datetime, x) -> str:
+    """One lane of a panel: its own known-time steps up the left, its bars, a rule above."""
+    step = PANEL_HEIGHT / len(levels)
+
+    def y(moment: datetime | None) -> float:
+        level = len(levels) - 1 if moment is None or moment >= now else levels.index(moment)
+        return top + PANEL_HEIGHT - (level + 0.5) * step
+
+    out = [f'<g class="lane" data-lane="{number}">']
+    if number:
+        out.append(
+            f'<line x1="{LEFT}" y1="{top}" x2="{WIDTH - RIGHT}" y2="{top}" stroke="#ccc" '
+            'stroke-dasharray="6 3"/>'
+        )
+    every = max(1, len(levels) // 6)
+    for index, moment in enumerate(levels):
+        if index % every and index != len(levels) - 1:
+            continue
+        ty = top + PANEL_HEIGHT - (index + 0.5) * step
+        label = "now" if index == len(levels) - 1 else moment.strftime("%Y-%m-%d %H:%M:%S")
+        out.append(
+            f'<text x="{LEFT - 8}" y="{ty + 4:.1f}" text-anchor="end" font-size="10" '
+            f'fill="#777">{label}</text>'
+        )
+    out.extend(_bar(bar, x, y) for bar in bars)
+    out.append("</g>")
     return "".join(out)
 
 

@@ -267,3 +267,51 @@ def test_observation_admin_still_reads(staff, ledger):
     observation = Observation.objects.get(message_id="m2")
     html = staff.get(reverse("admin:citations_observation_change", args=[observation.pk]))
     assert "I moved to Dublin in March." in html.content.decode()
+
+
+def _ticks_of(svg) -> list[tuple[float, str]]:
+    return [(float(t.get("x")), t.text) for t in svg.iter(f"{SVG}text") if t.get("class") == "tick"]
+
+
+def test_valid_time_is_ticked_at_every_new_year_and_each_tick_names_its_own_year():
+    """A fact valid from January 2024 starts on the tick labelled 2024, none is skipped."""
+    bars = [
+        _bar(label="Lisbon", valid_from=datetime(2023, 6, 1, tzinfo=UTC)),
+        _bar(row="works_at", label="Acme", valid_from=datetime(2024, 1, 1, tzinfo=UTC)),
+    ]
+    svg = _svg(bars)
+    panels = svg.findall(f".//{SVG}g[@class='panel']")
+    for panel in panels:
+        assert [label for _, label in _ticks_of(panel)] == ["2024", "2025", "2026"]
+    acme = next(v for v in _versions(svg) if "Acme" in v.findtext(f"{SVG}title"))
+    tick_2024 = dict((label, x) for x, label in _ticks_of(panels[1]))["2024"]
+    assert float(acme.find(f"{SVG}rect").get("x")) == pytest.approx(tick_2024, abs=0.2)
+
+
+def test_a_span_of_months_is_ticked_on_the_first_of_months_through_the_new_year():
+    svg = _svg([_bar(valid_from=datetime(2025, 10, 15, tzinfo=UTC))])
+    labels = [label for _, label in _ticks_of(svg)]
+    assert labels[0] == "2025-11" and "2026-01" in labels and labels[-1] == "2026-06"
+    assert labels == sorted(set(labels))  # each month once, in order
+
+
+def test_values_believed_over_the_same_interval_are_drawn_on_separate_lanes():
+    """Spanish and Portuguese, both spoken all along: two rectangles, two readable labels."""
+    spanish = _bar(row="speaks", label="Spanish")
+    portuguese = _bar(row="speaks", label="Portuguese")
+    svg = _svg([spanish, portuguese])
+    (panel,) = svg.findall(f".//{SVG}g[@class='panel']")
+    assert panel.get("data-lanes") == "2"
+    labels = {t.text: t for v in _versions(svg) for t in v.iter(f"{SVG}text")}
+    assert set(labels) == {"Spanish", "Portuguese"}
+    gap = abs(float(labels["Spanish"].get("y")) - float(labels["Portuguese"].get("y")))
+    assert gap >= 20  # more than a line of 11 px text apart
+    rects = [v.find(f"{SVG}rect") for v in _versions(svg)]
+    tops = sorted((float(r.get("y")), float(r.get("y")) + float(r.get("height"))) for r in rects)
+    assert tops[0][1] <= tops[1][0]  # one lane's rectangle ends above the other's
+    # A value believed only after Spanish stopped being believed shares its lane.
+    closed = datetime(2026, 5, 2, tzinfo=UTC)
+    stopped = _bar("knowledge_closed", row="speaks", label="Spanish", known_until=closed)
+    irish = _bar(row="speaks", label="Irish", known_from=closed)
+    panel = _svg([stopped, irish]).find(f".//{SVG}g[@class='panel']")
+    assert panel.get("data-lanes") == "1"
