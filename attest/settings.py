@@ -180,6 +180,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "billing.openapi.document_unpaid_limit",
         "attest.schema.document_contract",
+        "attest.schema.name_operations",
     ],
     # Two choice sets share the field name "match": the mode asked for and the verdict given.
     "ENUM_NAME_OVERRIDES": {
