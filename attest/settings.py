@@ -81,6 +81,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "wiring.urls"
+# The routes the OpenAPI schema describes, which the 402 offer's bazaar extension reads
+# its schemas from (billing.discovery); a test's own ROOT_URLCONF does not change it.
+ATTEST_API_URLCONF = ROOT_URLCONF
 WSGI_APPLICATION = "attest.wsgi.application"
 ASGI_APPLICATION = "attest.asgi.application"
 
