@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
@@ -275,3 +276,7 @@ def test_a_route_without_an_operation_id_stops_the_schema():
     paths = {"/v1/new": {"post": {"responses": {}}}, "/v1/verify/quote": {"post": {}}}
     with pytest.raises(ImproperlyConfigured, match=r"POST /v1/new: add it to attest\.schema"):
         name_operations({"paths": paths}, None)
+    # A test's own URLconf (tests/billing/urls.py) keeps its generated IDs.
+    generator = SimpleNamespace(urlconf="tests.billing.urls")
+    result = name_operations({"paths": paths}, generator)
+    assert result["paths"]["/v1/verify/quote"]["post"]["operationId"] == "verify_quote"
