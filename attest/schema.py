@@ -7,6 +7,8 @@ route gets it without a line of its own: the public ``servers`` entry, ``X-Reque
 on every answer, ``Retry-After`` on every 429 and 503, the RateLimit headers on limited
 routes, the x402 headers on priced ones, ``400 invalid_json``, ``413`` and ``415`` where
 a body is read, ``503 unavailable`` (a database or cache outage) and ``500``.
+``name_operations`` (another hook) gives each operation its ``operationId`` from
+``OPERATION_IDS``, the one table of them: a route without an entry stops the schema.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -250,4 +253,60 @@ def document_contract(result: dict, generator: Any, **kwargs: Any) -> dict:
                     headers["PAYMENT-RESPONSE"] = _PAYMENT_RESPONSE
                 if int(status) >= 400:
                     _examples(response)
+    return result
+
+
+# --- operation IDs (postprocessing hook) ------------------------------------------
+
+# Every operation's operationId, by method and path: snake_case identifiers a code
+# generator (and an MCP tool list) can use as they are; the Python client's methods
+# follow the same words. A new route adds its line here, or the schema is not built.
+OPERATION_IDS: dict[tuple[str, str], str] = {
+    ("get", "/healthz"): "healthz_get",
+    ("get", "/.well-known/jwks.json"): "jwks_get",
+    ("post", "/v1/verify/quote"): "verify_quote",
+    ("post", "/v1/verify/quotes"): "verify_quotes",
+    ("post", "/v1/verify/citations"): "verify_citations",
+    ("post", "/v1/fetch"): "fetch_page",
+    ("get", "/v1/sample/quote"): "sample_quote",
+    ("get", "/v1/sample/citations"): "sample_citations",
+    ("get", "/v1/sample/page"): "sample_page",
+    ("get", "/v1/sample/missing"): "sample_missing",
+    ("post", "/v1/receipt/verify"): "receipt_verify",
+    ("post", "/v1/observations"): "observations_ingest",
+    ("post", "/v1/recall"): "facts_recall",
+    ("post", "/v1/citations/resolve"): "citation_resolve",
+    ("get", "/v1/facts"): "facts_list",
+    ("post", "/v1/facts"): "fact_create",
+    ("post", "/v1/facts/{fact_id}/retract"): "fact_retract",
+    ("post", "/v1/rebuilds"): "rebuild_start",
+    ("get", "/v1/rebuilds/{generation_id}"): "rebuild_get",
+    ("post", "/v1/erasures"): "erasure_create",
+    ("get", "/v1/subjects/{subject}/export"): "subject_export",
+}
+_HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
+def _describes_the_api(generator: Any) -> bool:
+    """Whether ``generator`` reads the service's own routes (not a test's URLconf)."""
+    urlconf = getattr(generator, "urlconf", None) or settings.ROOT_URLCONF
+    return getattr(urlconf, "__name__", urlconf) == settings.ATTEST_API_URLCONF
+
+
+def name_operations(result: dict, generator: Any, **kwargs: Any) -> dict:
+    """Set each operationId from OPERATION_IDS; the service's schema must name them all."""
+    missing = []
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if method not in _HTTP_METHODS:
+                continue
+            name = OPERATION_IDS.get((method, path))
+            if name is None:
+                missing.append(f"{method.upper()} {path}")
+            else:
+                operation["operationId"] = name
+    if missing and _describes_the_api(generator):
+        raise ImproperlyConfigured(
+            f"No operationId for {', '.join(missing)}: add it to attest.schema.OPERATION_IDS."
+        )
     return result

@@ -81,6 +81,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "wiring.urls"
+# The routes the OpenAPI schema describes, which the 402 offer's bazaar extension reads
+# its schemas from (billing.discovery); a test's own ROOT_URLCONF does not change it.
+ATTEST_API_URLCONF = ROOT_URLCONF
 WSGI_APPLICATION = "attest.wsgi.application"
 ASGI_APPLICATION = "attest.asgi.application"
 
@@ -183,6 +186,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "billing.openapi.document_unpaid_limit",
         "attest.schema.document_contract",
+        "attest.schema.name_operations",
     ],
     # Two choice sets share the field name "match": the mode asked for and the verdict given.
     "ENUM_NAME_OVERRIDES": {

@@ -8,6 +8,7 @@ from django.utils import timezone
 from x402 import PaymentRequirements, ResourceInfo
 from x402.http import encode_payment_required_header
 
+from billing.discovery import route_discovery
 from billing.exceptions import PaymentRequiredError
 from billing.facilitators import resource_config, resource_server
 from billing.models import Offer, Refusal
@@ -53,6 +54,7 @@ def offer_error(
             mime_type="application/json",
         ),
         reason,
+        extensions=route_discovery(route),
     )
     if record:
         _count(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
@@ -250,3 +251,32 @@ def test_an_optional_blank_string_is_one_schema_that_takes_the_empty_string(sche
     assert "oneOf" not in quote
     jsonschema.validate("", quote)
     assert "oneOf" not in json.dumps(schema["components"]["schemas"]["MessageInRequest"])
+
+
+def test_every_operation_has_an_explicit_unique_snake_case_operation_id(schema):
+    from attest.schema import OPERATION_IDS
+
+    ids = [
+        (method, path, operation.get("operationId"))
+        for path, method, operation in operations(schema)
+    ]
+    for method, path, name in ids:
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", name or ""), (method, path, name)
+        assert OPERATION_IDS[(method, path)] == name  # the table's, not a generated one
+    names = [name for _method, _path, name in ids]
+    assert len(names) == len(set(names))
+    assert {"verify_quote", "jwks_get", "facts_list"} <= set(names)
+
+
+def test_a_route_without_an_operation_id_stops_the_schema():
+    from django.core.exceptions import ImproperlyConfigured
+
+    from attest.schema import name_operations
+
+    paths = {"/v1/new": {"post": {"responses": {}}}, "/v1/verify/quote": {"post": {}}}
+    with pytest.raises(ImproperlyConfigured, match=r"POST /v1/new: add it to attest\.schema"):
+        name_operations({"paths": paths}, None)
+    # A test's own URLconf (tests/billing/urls.py) keeps its generated IDs.
+    generator = SimpleNamespace(urlconf="tests.billing.urls")
+    result = name_operations({"paths": paths}, generator)
+    assert result["paths"]["/v1/verify/quote"]["post"]["operationId"] == "verify_quote"

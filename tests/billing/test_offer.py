@@ -98,3 +98,34 @@ def test_bad_request_is_refused_before_the_offer(api):
     assert response.json()["error"]["code"] == "invalid_request"
     assert "PAYMENT-REQUIRED" not in response
     assert not Offer.objects.exists()
+
+
+@pytest.mark.parametrize("route", ["verify/quote", "verify/quotes", "verify/citations", "fetch"])
+def test_the_offer_carries_the_bazaar_discovery_extension_from_the_schema(api, payer, route):
+    from x402.extensions.bazaar import (
+        extract_discovery_info,
+        validate_discovery_extension,
+        validate_discovery_extension_spec,
+    )
+
+    offer = decode_offer(post(api, route))
+    bazaar = offer.extensions["bazaar"]
+    assert validate_discovery_extension_spec(bazaar).valid
+    assert validate_discovery_extension(bazaar).valid
+    # The body and answer schemas are the service's own OpenAPI components, $refs written out.
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator(urlconf="wiring.urls").get_schema(request=None, public=True)
+    operation = schema["paths"][f"/v1/{route}"]["post"]
+    body_ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    body = schema["components"]["schemas"][body_ref.rsplit("/", 1)[1]]
+    declared = bazaar["schema"]["properties"]["input"]["properties"]["body"]
+    assert declared["required"] == body["required"]
+    assert set(declared["properties"]) == set(body["properties"])
+    assert "$ref" not in str(bazaar)
+    assert bazaar["info"]["input"]["method"] == "POST"
+    # The SDK's client copies the extension into its payment; a facilitator reads it back.
+    payment = payer.client.create_payment_payload(offer)
+    info = extract_discovery_info(payment, payment.accepted)
+    assert info is not None
+    assert (info.method, info.resource_url) == ("POST", offer.resource.url)

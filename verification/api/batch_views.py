@@ -158,6 +158,19 @@ class VerifyQuotesView(APIView):
         request=VerifyQuotesInput,
         parameters=PAYMENT_PARAMETERS,
         responses={200: VerifyQuotesOutput, **PAYMENT_RESPONSES, **_BATCH_ERRORS},
+        examples=[
+            OpenApiExample(
+                "two quotes",
+                request_only=True,
+                value={
+                    "url": "https://www.iana.org/help/example-domains",
+                    "quotes": [
+                        "These domains may be used as illustrative examples",
+                        "without prior coordination",
+                    ],
+                },
+            )
+        ],
         tags=["verification"],
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:

@@ -150,6 +150,13 @@ class FetchView(APIView):
             **PAYMENT_RESPONSES,
             **_PDF_QUEUE,
         },
+        examples=[
+            OpenApiExample(
+                "one page",
+                request_only=True,
+                value={"url": "https://www.iana.org/help/example-domains"},
+            )
+        ],
         tags=["verification"],
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
