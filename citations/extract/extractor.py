@@ -203,8 +203,9 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         r"studying \w+|studying|enrolled) at) (?P<value>.+)",
     ),
     "job_title": (
-        r"i (?:now |currently )?work as (?:an? )?(?P<value>.+)",
-        r"my (?:job title|role|position|title|occupation|profession) is (?:an? )?(?!to )"
+        rf"i (?:now |currently )?work as (?:an? )?(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
+        r"(?P<rest>(?: (?:at|for|in|with|by) .+)?)",
+        r"my (?:job title|role|position|occupation|profession) is (?:an? )?(?!to )"
         r"(?P<value>.+)",
         rf"{_I_AM} (?:now |currently )?(?:an? )(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
         r"(?P<rest>(?: (?:at|for|in|with|by) .+)?)",
@@ -419,6 +420,10 @@ VALUE_STOPS_BY_PREDICATE = {"likes": (",", ";", ":", " but ", " because "), "dis
 VALUE_STOPS_BY_PREDICATE["dislikes"] = VALUE_STOPS_BY_PREDICATE["likes"]
 for _name in ("speaks", "allergic_to", "hobby"):
     VALUE_STOPS_BY_PREDICATE[_name] = (";", ":", " but ", " because ", " since ", " now")
+VALUE_STOPS_BY_PREDICATE["speaks"] = (
+    *VALUE_STOPS_BY_PREDICATE["speaks"],
+    *(" at ", " with ", " to ", " in ", " every", " fluently", " well", " a lot", " daily"),
+)
 for _name in _FAVOURITES:
     VALUE_STOPS_BY_PREDICATE[_name] = VALUE_STOPS_BY_PREDICATE["likes"]
 _WHEN = (" for ", " from ", " until ", " when ", " while ", " during ", " before ", " after ")
@@ -462,6 +467,7 @@ def _rules_hash() -> str:
         "own_words": OWN_WORDS,
         "sentences": _SENTENCE_RE.pattern,
         "clauses": _CLAUSE_SPLIT_RE.pattern,
+        "openings": _OPENINGS.pattern,
         "name_valued": sorted(NAME_VALUED),
         "languages": sorted(LANGUAGES),
         "lower_case_tools": sorted(LOWER_CASE_TOOLS),
@@ -479,6 +485,14 @@ def _rules_hash() -> str:
 
 
 CARDINALITY = {predicate: cardinality_of(predicate) for predicate in PATTERNS}
+# Every pattern opens with one of these (after the lead words), or is a value-first
+# favourite ("Blue is my favourite colour"): a clause that matches none is skipped without
+# trying each pattern, which keeps a message of many clauses quick to read.
+_OPENINGS = re.compile(
+    _LEAD + rf"(?:i\b|i{_APOS}|im\b|ive\b|my\b|call me\b|people call\b|everyone calls\b|"
+    rf"in my\b|.+ is {_FAV}\b)",
+    re.IGNORECASE,
+)
 _PATTERNS = tuple(
     (predicate, re.compile(_LEAD + pattern + r"$", re.IGNORECASE))
     for predicate, patterns in PATTERNS.items()
@@ -618,7 +632,7 @@ def _read_clause(
     clause: str, byte_start: int, terminal: str, occurred_at: datetime
 ) -> list[Extraction]:
     """The facts of the first pattern that reads the clause, or none."""
-    if _FUTURE_RE.search(clause):
+    if _FUTURE_RE.search(clause) or not _OPENINGS.match(clause):
         return []
     for predicate, pattern in _PATTERNS:
         match = pattern.match(clause)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,17 @@ def test_a_wrong_fact_lowers_precision():
         [{"text": "I live in Cork.", "expected": [["lives_in", "Dublin"]], "category": "x"}]
     )
     assert (score.precision("lives_in"), score.recall("lives_in")) == (0.0, 0.0)
+
+
+def test_the_table_in_docs_ledger_md_is_the_current_measurement():
+    doc = (Path(__file__).parents[2] / "docs" / "ledger.md").read_text(encoding="utf-8")
+    start = doc.index("<!-- corpus-table -->\n") + len("<!-- corpus-table -->\n")
+    published = doc[start : doc.index("\n<!-- /corpus-table -->")]
+    assert published == table(SCORE), "run python -m tests.citations.corpus.measure"
+
+
+def test_the_readme_states_the_current_overall_figures():
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"corpus of {SCORE.messages} first-person messages" in readme
+    assert f"({SCORE.negatives} of them traps with no fact)" in readme
+    assert f"precision is\n{SCORE.precision():.3f} and its recall {SCORE.recall():.3f}" in readme
