@@ -6,8 +6,13 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
   double quotation marks (reported speech);
 - a clause must open with a first-person pattern of one predicate (table PATTERNS; the
   predicates themselves, with their cardinality, are citations.extract.predicates);
-- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause (in a name's value
-  only outside it), or earlier in the same sentence, yields nothing;
+- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause, or earlier in the
+  same sentence, yields nothing (a name may be a hedge word, "Will"; a predicate's own
+  words, OWN_WORDS, such as "used to" for lived_in, are no doubt);
+- the value must be of the predicate's kind: a capital for names and places
+  (CAPITALISED), a known programming language (LANGUAGES), a named tool; a value that
+  points elsewhere ("it", "you guys") yields nothing; of the patterns a clause opens
+  with, the first that yields facts wins;
 - a trailing date phrase sets the start of validity with its precision; a date after
   the message time, or a phrase of time to come (FUTURE), yields nothing; with no date,
   validity starts at the message time;
