@@ -26,7 +26,8 @@ from billing.charging import CHARGING_RULES
 from billing.facilitators import facilitator_name
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
-from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
+from citations.extract.extractor import EXTRACTOR_VERSION
+from citations.extract.predicates import BUILTIN_NAMES, BUILTIN_PREDICATES
 from citations.selectors import (
     CONTEXT_BYTES,
     INVENTORY_DEFAULT_LIMIT,
@@ -133,7 +134,8 @@ def _ledger_ingest() -> dict[str, Any]:
         "errors": registry.errors("POST /v1/observations"),
         "max_messages": MAX_MESSAGES,
         "max_message_bytes": f"{MAX_MESSAGE_BYTES:,}",
-        "predicates": [(name, rule[0]) for name, rule in sorted(PREDICATES.items())],
+        "predicates": BUILTIN_PREDICATES,
+        "extractor_version": EXTRACTOR_VERSION,
     }
 
 
@@ -143,7 +145,7 @@ def _ledger_recall() -> dict[str, Any]:
         "errors": registry.errors("POST /v1/recall"),
         "statuses": registry.table("fact statuses"),
         "limit": fields["limit"],
-        "predicates": sorted(PREDICATES),
+        "predicates": BUILTIN_NAMES,
     }
 
 

@@ -4,16 +4,22 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
 
 - a clause ending in ``?`` is a question and yields nothing, and so does one inside
   double quotation marks (reported speech);
-- a clause must open with a first-person pattern of one predicate (table PREDICATES);
-- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause (in a name's value
-  only outside it), or earlier in the same sentence, yields nothing;
+- a clause must open with a first-person pattern of one predicate (table PATTERNS; the
+  predicates themselves, with their cardinality, are citations.extract.predicates);
+- a hedge (HEDGES) or negation (NEGATIONS) anywhere in the clause, or earlier in the
+  same sentence, yields nothing (a name may be a hedge word, "Will"; a predicate's own
+  words, OWN_WORDS, such as "used to" for lived_in, are no doubt);
+- the value must be of the predicate's kind: a capital for names and places
+  (CAPITALISED), a known programming language (LANGUAGES), a named tool; a value that
+  points elsewhere ("it", "you guys") yields nothing; of the patterns a clause opens
+  with, the first that yields facts wins;
 - a trailing date phrase sets the start of validity with its precision; a date after
   the message time, or a phrase of time to come (FUTURE), yields nothing; with no date,
   validity starts at the message time;
 - the quote is the clause without its closing punctuation, located at UTF-8 byte
   offsets into the message.
 
-The version string changes whenever any rule changes: ``extract/v2:<hash of the rules>``.
+The version string changes whenever any rule changes: ``extract/v3:<hash of the rules>``.
 """
 
 from __future__ import annotations
@@ -21,92 +27,311 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import repeat
 
-from citations.extract.dates import DATE_PATTERNS, UnusableDate, find_trailing_date
+from citations.extract.dates import DATE_PATTERNS, ResolvedDate, UnusableDate, find_trailing_date
+from citations.extract.predicates import cardinality_of
 
-_LEAD = r"^(?:(?:so|well|actually|also|and|oh|btw|by the way|anyway|fyi|now),?\s+)*"
+_LEAD = (
+    r"^(?:(?:so|well|actually|also|and|oh|btw|by the way|anyway|fyi|now|hi|hello|hey|"
+    r"hi there|hello there|ok|okay|yeah|yes|um|just so you know|for the record),?\s+)*"
+)
 # Straight or typographic apostrophe, as people type them.
 _APOS = "['\u2019]"
 _I_AM = rf"(?:i am|i{_APOS}m|im)"
 _I_HAVE = rf"(?:i have|i{_APOS}ve|ive)"
 
-# predicate -> (cardinality, first-person patterns; the value is group "value").
-# "one": a later fact replaces an earlier one (functional). "many": values accumulate.
-PREDICATES: dict[str, tuple[str, tuple[str, ...]]] = {
+_A = r"(?:a|an|one|two|three|four|five|six|\d+)"
+# A proper name as people write one: each word capitalised (Latin letters with accents too).
+_CAP = "(?-i:[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f])"
+_NAME = rf"{_CAP}[\w'\u2019-]*(?: {_CAP}[\w'\u2019-]*){{0,3}}"
+_NAMED = rf"(?: (?:named|called) {_NAME}(?: and {_NAME})?)?"
+_MONTH_WORD = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b"
+)
+_FAV = r"my (?:all-time |absolute |very )?favou?rite"
+_FAVOURITES = {
+    "favourite_colour": r"colou?r",
+    "favourite_food": r"(?:food|dish|meal|cuisine|snack|dessert)",
+    "favourite_drink": r"(?:drink|beverage|cocktail|beer|wine)",
+    "favourite_book": r"(?:book|novel)",
+    "favourite_movie": r"(?:movie|film)",
+    "favourite_music": (
+        r"(?:band|singer|artist|musician|album|song|composer|(?:kind|genre) of music)"
+    ),
+    "favourite_sport": r"sport",
+}
+_FAVOURITE_PATTERNS = {
+    name: (rf"{_FAV} {thing} is (?P<value>.+)", rf"(?P<value>.+?) is {_FAV} {thing}")
+    for name, thing in _FAVOURITES.items()
+}
+_JOBS = (
+    r"(?:engineer|developer|programmer|designer|teacher|professor|lecturer|nurse|doctor|"
+    r"physician|surgeon|dentist|pharmacist|lawyer|attorney|solicitor|accountant|architect|"
+    r"scientist|researcher|analyst|consultant|manager|director|writer|journalist|editor|"
+    r"translator|chef|cook|baker|electrician|plumber|carpenter|mechanic|pilot|firefighter|"
+    r"police officer|paramedic|therapist|psychologist|librarian|photographer|illustrator|"
+    r"musician|actor|actress|farmer|cashier|waiter|waitress|barista|veterinarian|vet|"
+    r"technician|administrator|founder|co-founder|ceo|cto|cfo|intern|freelancer|"
+    r"entrepreneur|recruiter|marketer|salesperson|tester|student|midwife|paralegal|"
+    r"social worker|data scientist|product owner|scrum master|sysadmin|devops engineer)"
+)
+_DIETS = (
+    r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|lacto-vegetarian|"
+    r"ovo-vegetarian|plant-based|gluten-free|dairy-free|keto|paleo|halal|kosher|"
+    r"low-carb|low-fodmap|carnivore)"
+)
+_AIDS = (
+    r"(?:an? )?(?P<value>screen reader|screen magnifier|magnifier|hearing aids?|wheelchair|"
+    r"cochlear implant|captions|subtitles|closed captions|large text|high contrast|"
+    r"text-to-speech|speech-to-text|voice control|braille display|white cane|cane|"
+    r"walking stick|mobility scooter|sign language interpreter|switch access|eye tracker)"
+)
+_CONDITIONS = (
+    r"(?:colou?r-?blind|colou?r blind|deaf|hard of hearing|blind|partially sighted|"
+    r"visually impaired|hearing impaired|dyslexic|autistic|neurodivergent|"
+    r"a wheelchair user|partially deaf|legally blind|deafblind)"
+)
+LANGUAGES = frozenset(
+    [
+        "python",
+        "javascript",
+        "typescript",
+        "java",
+        "kotlin",
+        "swift",
+        "go",
+        "golang",
+        "rust",
+        "c",
+        "c++",
+        "c#",
+        "f#",
+        "ruby",
+        "php",
+        "perl",
+        "scala",
+        "haskell",
+        "elixir",
+        "erlang",
+        "clojure",
+        "ocaml",
+        "r",
+        "julia",
+        "matlab",
+        "lua",
+        "dart",
+        "sql",
+        "bash",
+        "shell",
+        "powershell",
+        "fortran",
+        "cobol",
+        "zig",
+        "nim",
+        "crystal",
+        "objective-c",
+        "groovy",
+        "lisp",
+        "scheme",
+        "prolog",
+        "assembly",
+        "solidity",
+        "vba",
+        "delphi",
+        "pascal",
+        "elm",
+        "racket",
+        "verilog",
+        "vhdl",
+    ]
+)
+# Tools written in lower case; any other tool must be written with a capital.
+LOWER_CASE_TOOLS = frozenset(
+    [
+        "vim",
+        "neovim",
+        "emacs",
+        "nano",
+        "git",
+        "tmux",
+        "zsh",
+        "fish",
+        "docker",
+        "kubectl",
+        "npm",
+        "yarn",
+        "pnpm",
+        "pip",
+        "conda",
+        "poetry",
+        "make",
+        "cmake",
+        "gdb",
+        "curl",
+        "jq",
+        "ffmpeg",
+        "latex",
+    ]
+)
+
+# predicate -> first-person patterns (the value is group "value"). Clauses are tried
+# against the patterns in this order, and the first one that yields facts wins.
+PATTERNS: dict[str, tuple[str, ...]] = {
     "lives_in": (
-        "one",
-        (
-            rf"{_I_AM} (?:now |currently )?(?:living|based|staying) in (?P<value>.+)",
-            r"i (?:now |currently )?live in (?P<value>.+)",
-            rf"{_I_HAVE} (?:been living|lived) in (?P<value>.+)",
-            rf"(?:i|{_I_HAVE}|i just|{_I_HAVE} just) (?:moved|relocated) (?:to|back to) "
-            r"(?P<value>.+)",
-        ),
+        rf"{_I_AM} (?:now |currently )?(?:living|based|staying) in (?P<value>.+)",
+        r"i (?:now |currently )?live in (?P<value>.+)",
+        rf"{_I_HAVE} (?:been living|lived) in (?P<value>.+)",
+        rf"(?:i|{_I_HAVE}|i just|{_I_HAVE} just) (?:moved|relocated) (?:to|back to) "
+        r"(?P<value>.+)",
+    ),
+    "lived_in": (
+        r"i (?:used to live|previously lived|once lived|lived) in (?P<value>.+)",
+        r"i (?:grew up and )?(?:spent \w+ years|spent my childhood) in (?P<value>.+)",
     ),
     "works_at": (
-        "one",
-        (
-            r"i (?:now |currently )?work (?:at|for) (?P<value>.+)",
-            rf"{_I_AM} (?:now |currently )?(?:working|employed) (?:at|for|by) (?P<value>.+)",
-            rf"{_I_HAVE} (?:been working|worked) (?:at|for) (?P<value>.+)",
-            rf"(?:i|{_I_HAVE}|i just) (?:joined|started (?:working )?(?:at|with|for)) "
-            r"(?P<value>.+)",
-        ),
+        r"i (?:now |currently )?work (?:at|for) (?P<value>.+)",
+        rf"{_I_AM} (?:now |currently )?(?:working|employed) (?:at|for|by) (?P<value>.+)",
+        rf"{_I_HAVE} (?:been working|worked) (?:at|for) (?P<value>.+)",
+        rf"(?:i|{_I_HAVE}|i just) (?:joined|started (?:working )?(?:at|with|for)) "
+        r"(?P<value>.+)",
+    ),
+    "worked_at": (
+        r"i (?:used to work|previously worked|once worked|worked) (?:at|for) (?P<value>.+)",
+    ),
+    "studies_at": (
+        rf"(?:i (?:now |currently )?study at|{_I_AM} (?:now |currently )?(?:a student|"
+        r"studying \w+|studying|enrolled) at) (?P<value>.+)",
+    ),
+    "job_title": (
+        rf"i (?:now |currently )?work as (?:an? )?(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
+        r"(?P<rest>(?: (?:at|for|in|with|by) .+)?)",
+        r"my (?:job title|role|position|occupation|profession) is (?:an? )?(?!to )"
+        r"(?P<value>.+)",
+        rf"{_I_AM} (?:now |currently )?(?:an? )(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
+        r"(?P<rest>(?: (?:at|for|in|with|by) .+)?)",
     ),
     "name": (
-        "one",
-        (
-            r"my name is (?P<value>.+)",
-            rf"(?:{_I_AM} called|call me|people call me) (?P<value>.+)",
-        ),
+        r"my name is (?P<value>.+)",
+        rf"(?:{_I_AM} called|call me|people call me|everyone calls me) (?P<value>{_CAP}.*)",
     ),
-    "born_on": (
-        "one",
-        (r"i was born (?P<value>(?:on|in) .+)",),
+    "pronouns": (
+        r"my pronouns are (?P<value>[a-z]+/[a-z]+(?:/[a-z]+)?)",
+        r"i use (?P<value>[a-z]+/[a-z]+(?:/[a-z]+)?) pronouns",
     ),
-    "birthday": (
-        "one",
-        (r"my birthday is (?:on )?(?:the )?(?P<value>.+)",),
+    "born_on": (rf"i was born (?P<value>(?:on|in) (?=\d|the\b|{_MONTH_WORD}).+)",),
+    "born_in": (rf"i was born (?:and raised )?in (?!\d|the \d|{_MONTH_WORD})(?P<value>.+)",),
+    "from": (
+        rf"{_I_AM} (?:originally )?from (?P<value>.+)",
+        r"i (?:originally )?come from (?P<value>.+)",
+        r"i grew up in (?P<value>.+)",
     ),
-    "likes": (
-        "many",
-        (r"i (?:really |absolutely |truly )?(?:like|love|enjoy|adore) (?P<value>.+)",),
+    "time_zone": (
+        r"my (?:time ?zone|timezone|tz) is (?P<value>.+)",
+        rf"{_I_AM} (?:in|on) (?:the )?(?P<value>[\w/+:\u2212-]+) (?:time ?zone|timezone)",
+        rf"{_I_AM} on (?P<value>{_CAP}\w+(?: {_CAP}\w+)? time)",
+        rf"{_I_AM} (?:in|on) (?P<value>(?:UTC|GMT) ?[+\u2212-] ?\d{{1,2}}(?::\d\d)?)",
     ),
-    "dislikes": (
-        "many",
-        (r"i (?:really |absolutely |truly )?(?:dislike|hate|detest|loathe) (?P<value>.+)",),
+    "birthday": (r"my birthday is (?:on )?(?:the )?(?P<value>.+)",),
+    "has_partner": (
+        r"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?)"
+        rf"(?:'s|\u2019s) name is (?P<value>{_NAME})",
+        rf"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?) is "
+        rf"(?:called|named) (?P<value>{_NAME})",
+        rf"{_I_AM} (?:married to|engaged to|dating) (?P<value>{_NAME})",
+    ),
+    "has_child": (
+        rf"(?:i have|{_I_HAVE} got|i've|i had) (?P<value>(?:{_A} (?:(?:young|little|baby|newborn|"
+        r"teenage|grown-up|grown|adult|older|younger|twin|\d+-year-old) )*(?:son|daughter|"
+        rf"child|kid|baby|stepson|stepdaughter|children|kids|twins|boy|girl)s?|twins){_NAMED})",
+        rf"my (?:son|daughter|child|kid|baby)(?:'s|\u2019s name is| is called| is named| name is"
+        rf"|'s name is) (?P<value>{_NAME})",
+    ),
+    "has_sibling": (
+        rf"(?:i have|{_I_HAVE} got|i've) (?P<value>{_A} (?:(?:older|younger|big|little|twin|"
+        rf"half|step) ?-?)*(?:brother|sister|sibling)s?{_NAMED})",
+        rf"my (?:older |younger |big |little |twin )?(?:brother|sister)(?:'s name is|\u2019s "
+        rf"name is| is called| is named) (?P<value>{_NAME})",
     ),
     "has_pet": (
-        "many",
-        (
-            rf"(?:i have|{_I_HAVE} got|i've|i own|i adopted|i got) (?P<value>(?:a|an|one|two|"
-            r"three|\d+) (?:pet )?(?:dog|cat|puppy|kitten|rabbit|hamster|parrot|bird|fish|"
-            r"horse|tortoise|turtle|guinea pig|ferret|snake|lizard)s?"
-            r"(?: (?:named|called) [A-Z][\w'-]*)?)",
-        ),
+        rf"(?:i have|{_I_HAVE} got|i've|i own|i adopted|i got) (?P<value>(?:a|an|one|two|"
+        r"three|\d+) (?:pet )?(?:dog|cat|puppy|kitten|rabbit|hamster|parrot|bird|fish|"
+        r"horse|tortoise|turtle|guinea pig|ferret|snake|lizard)s?"
+        r"(?: (?:named|called) [A-Z][\w'-]*)?)",
     ),
-    "allergic_to": (
-        "many",
-        (
-            rf"{_I_AM} (?:very |severely |quite )?allergic to (?P<value>.+)",
-            r"i have an? (?:severe |mild )?(?:\w+ )?allergy to (?P<value>.+)",
-        ),
+    "native_language": (
+        r"my (?:native language|first language|mother tongue|native tongue) is (?P<value>.+)",
+        rf"{_I_AM} a native (?P<value>{_CAP}\w+) speaker",
     ),
     "speaks": (
-        "many",
-        (
-            r"i (?:can )?speak (?P<value>.+)",
-            rf"{_I_AM} (?:fluent|native) in (?P<value>.+)",
-        ),
+        r"i (?:can )?speak (?!a bit|a little|some |basic |broken )(?P<value>.+)",
+        rf"{_I_AM} (?:fluent|native) in (?P<value>.+)",
+    ),
+    "accessibility_need": (
+        rf"i (?:rely on|use|need|depend on|wear) {_AIDS}(?: (?:on|for|in|when|to|at|with) .+"
+        r"| sometimes| mostly| every day| daily)?",
+        rf"{_I_AM} (?P<value>{_CONDITIONS})",
+        r"i have (?P<value>dyslexia|adhd|low vision|tinnitus|colou?r blindness|hearing loss|"
+        r"epilepsy|photosensitive epilepsy|dyspraxia|rsi|limited mobility)",
+    ),
+    "uses_language": (
+        r"i (?:mostly |mainly |primarily |usually |also |now )?(?:use|write|code in|program in|"
+        r"develop in|work in|work with|am coding in|'m coding in) (?P<value>.+)",
+    ),
+    "uses_tool": (
+        r"i (?:mostly |mainly |primarily |usually |also |now )?use "
+        r"(?P<value>.+)",
+        rf"{_I_AM} (?:mostly |mainly |now )?using (?P<value>.+)",
+        r"my (?:editor|ide|shell|browser|os|operating system|laptop|phone) is (?:an? )?"
+        r"(?P<value>.+)",
+    ),
+    "prefers": (
+        r"i (?:really |much |generally |usually |strongly |definitely |always )?prefer "
+        r"(?P<value>.+)",
+        r"my preference is (?:for )?(?P<value>.+)",
+    ),
+    "likes": (r"i (?:really |absolutely |truly )?(?:like|love|enjoy|adore) (?P<value>.+)",),
+    "dislikes": (
+        rf"i (?:really |absolutely |truly )?(?:dislike|hate|detest|loathe|can{_APOS}t stand) "
+        r"(?P<value>.+)",
+    ),
+    "hobby": (
+        r"my (?:hobby is|hobbies are|hobbies include|favou?rite (?:hobby|pastime) is) "
+        r"(?P<value>.+)",
+        r"in my (?:free|spare) time,? i (?P<value>.+)",
+    ),
+    **_FAVOURITE_PATTERNS,
+    "diet": (
+        rf"{_I_AM} (?:a |an )?(?:strict |mostly |fully )?(?P<value>{_DIETS})",
+        rf"i (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet)?",
+        rf"{_I_AM} on (?:a |an )?(?P<value>{_DIETS}) diet",
+    ),
+    "allergic_to": (
+        rf"{_I_AM} (?:very |severely |quite )?allergic to (?P<value>.+)",
+        r"i have an? (?:severe |mild )?(?:\w+ )?allergy to (?P<value>.+)",
+        r"i have an? (?:severe |mild )?(?P<value>[\w-]+) allergy",
     ),
 }
 # Predicates whose value is itself a date; validity starts at that date.
 DATE_VALUED = frozenset({"born_on"})
 # Predicates whose value is split on "and" and commas into one fact per item.
-LIST_VALUED = frozenset({"speaks", "allergic_to"})
+LIST_VALUED = frozenset({"speaks", "allergic_to", "uses_language", "uses_tool", "hobby"})
+# Predicates whose value must be written as a proper name (after "the"): "I'm from the
+# future" and "I was born in a hurry" name no place.
+CAPITALISED = frozenset({"from", "born_in", "has_partner", "speaks", "native_language"})
+# Words of a predicate's own patterns that would read as doubt anywhere else.
+OWN_WORDS = {
+    "lived_in": ("used to",),
+    "worked_at": ("used to",),
+    "dislikes": ("can't stand", "can\u2019t stand"),
+    "favourite_music": ("kind of",),
+}
+# Predicates whose value is a name, which may be a hedge or negation word ("Will", "Noe").
+NAME_VALUED = frozenset({"name", "has_partner"})
 
 HEDGES = (
     "maybe",
@@ -143,6 +368,23 @@ HEDGES = (
     "apparently",
     "supposedly",
     "used to",
+    "i'd",
+    "i\u2019d",
+    "i would",
+    "wish",
+    "want to",
+    "wanna",
+    "would love",
+    "dream of",
+    "hope",
+    "pretty sure",
+    "i feel like",
+    "seems",
+    "in theory",
+    "allegedly",
+    "they say",
+    "i'm told",
+    "i was told",
 )
 # Times still to come: a fact cannot begin after the message that states it, and these
 # phrases are no date the rules resolve, so without this they would end up in the value
@@ -181,27 +423,64 @@ VALUE_STOPS = (
 )
 VALUE_STOPS_BY_PREDICATE = {"likes": (",", ";", ":", " but ", " because "), "dislikes": None}
 VALUE_STOPS_BY_PREDICATE["dislikes"] = VALUE_STOPS_BY_PREDICATE["likes"]
-for _name in ("speaks", "allergic_to"):
+for _name in ("speaks", "allergic_to", "hobby"):
     VALUE_STOPS_BY_PREDICATE[_name] = (";", ":", " but ", " because ", " since ", " now")
+VALUE_STOPS_BY_PREDICATE["speaks"] = (
+    *VALUE_STOPS_BY_PREDICATE["speaks"],
+    *(" at ", " with ", " to ", " in ", " every", " fluently", " well", " a lot", " daily"),
+)
+for _name in _FAVOURITES:
+    VALUE_STOPS_BY_PREDICATE[_name] = VALUE_STOPS_BY_PREDICATE["likes"]
+_WHEN = (" for ", " from ", " until ", " when ", " while ", " during ", " before ", " after ")
+VALUE_STOPS_BY_PREDICATE["lived_in"] = (*VALUE_STOPS, *_WHEN)
+VALUE_STOPS_BY_PREDICATE["worked_at"] = (*VALUE_STOPS, *_WHEN)
+VALUE_STOPS_BY_PREDICATE["job_title"] = (*VALUE_STOPS, " at ", " in ", " by ", " who ")
+VALUE_STOPS_BY_PREDICATE["from"] = (*VALUE_STOPS, " originally")
+VALUE_STOPS_BY_PREDICATE["name"] = (*VALUE_STOPS, " at ", " for short")
+VALUE_STOPS_BY_PREDICATE["allergic_to"] = (
+    *VALUE_STOPS_BY_PREDICATE["allergic_to"],
+    *(", especially", ", mostly", " especially", " in spring", " in summer"),
+)
+VALUE_STOPS_BY_PREDICATE["prefers"] = (
+    *(",", ";", ":", " but ", " because ", " since ", " whenever ", " when "),
+    *(" over ", " rather than ", " instead of ", " to "),
+)
+_TOOL_STOPS = (";", ":", " but ", " because ", " since ", " now", " at ", " for ", " in ")
+_TOOL_STOPS += (" to ", " every", " daily", " on ", " most ", " all ", " when ", " as ")
+_TOOL_STOPS += (" mostly", " mainly", " professionally", " a lot", " these days")
+VALUE_STOPS_BY_PREDICATE["uses_language"] = _TOOL_STOPS
+VALUE_STOPS_BY_PREDICATE["uses_tool"] = _TOOL_STOPS
 
 # Words that point elsewhere instead of naming a value: "I live there" says nothing.
 VAGUE_VALUES = frozenset(
     {"it", "there", "here", "them", "that", "this", "him", "her", "you", "one"}
 )
 
-RULES_VERSION = "v2"
+# A value that starts with one of these points at something else too.
+POINTING_WORDS = VAGUE_VALUES - {"one"} | {"when", "what", "how", "us", "everyone"}
+
+RULES_VERSION = "v3"
 
 
 def _rules_hash() -> str:
     rules = {
         "lead": _LEAD,
-        "predicates": PREDICATES,
+        "predicates": {name: [cardinality_of(name), PATTERNS[name]] for name in PATTERNS},
         "date_valued": sorted(DATE_VALUED),
         "list_valued": sorted(LIST_VALUED),
+        "capitalised": sorted(CAPITALISED),
+        "own_words": OWN_WORDS,
+        "sentences": _SENTENCE_RE.pattern,
+        "clauses": _CLAUSE_SPLIT_RE.pattern,
+        "openings": _OPENINGS.pattern,
+        "name_valued": sorted(NAME_VALUED),
+        "languages": sorted(LANGUAGES),
+        "lower_case_tools": sorted(LOWER_CASE_TOOLS),
         "hedges": HEDGES,
         "negations": NEGATIONS,
         "future": FUTURE,
         "vague": sorted(VAGUE_VALUES),
+        "pointing": sorted(POINTING_WORDS),
         "stops": VALUE_STOPS,
         "stops_by_predicate": VALUE_STOPS_BY_PREDICATE,
         "dates": DATE_PATTERNS,
@@ -210,12 +489,18 @@ def _rules_hash() -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
-EXTRACTOR_VERSION = f"extract/{RULES_VERSION}:{_rules_hash()}"
-
-CARDINALITY = {predicate: spec[0] for predicate, spec in PREDICATES.items()}
+CARDINALITY = {predicate: cardinality_of(predicate) for predicate in PATTERNS}
+# Every pattern opens with one of these (after the lead words), or is a value-first
+# favourite ("Blue is my favourite colour"): a clause that matches none is skipped without
+# trying each pattern, which keeps a message of many clauses quick to read.
+_OPENINGS = re.compile(
+    _LEAD + rf"(?:i\b|i{_APOS}|im\b|ive\b|my\b|call me\b|people call\b|everyone calls\b|"
+    rf"in my\b|.+ is {_FAV}\b)",
+    re.IGNORECASE,
+)
 _PATTERNS = tuple(
     (predicate, re.compile(_LEAD + pattern + r"$", re.IGNORECASE))
-    for predicate, (_, patterns) in PREDICATES.items()
+    for predicate, patterns in PATTERNS.items()
     for pattern in patterns
 )
 _HEDGE_RE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r")\b", re.IGNORECASE)
@@ -229,11 +514,15 @@ _QUOTE_MARKS = ('"', "\u201c", "\u201d")
 _DOUBT_SPAN = max(len(word) for word in (*HEDGES, *NEGATIONS))
 # Sentences end at . ! ? or a line break; clauses split further at ";", ": " and at
 # ", and I" / " and I" / ", but my" so each first-person statement stands alone.
-_SENTENCE_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|(?=\n)|$)")
+_SENTENCE_RE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+(?:[.!?\u3002\uff01\uff1f]+|(?=\n)|$)")
 _CLAUSE_SPLIT_RE = re.compile(
-    r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also)\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE
+    r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also|so)\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE
 )
+# Full stops, exclamation and question marks, ASCII and full-width.
+_TERMINALS = ".!?\u3002\uff01\uff1f"
 _ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+EXTRACTOR_VERSION = f"extract/{RULES_VERSION}:{_rules_hash()}"
 
 
 @dataclass(frozen=True)
@@ -258,7 +547,7 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
     for sentence in _SENTENCE_RE.finditer(text):
         body = sentence.group(0)
         stripped = body.rstrip()
-        terminal = stripped[len(stripped.rstrip(".!?")) :]
+        terminal = stripped[len(stripped.rstrip(_TERMINALS)) :]
         start = sentence.start()
         cursor = 0
         core = stripped[: len(stripped) - len(terminal)]
@@ -274,7 +563,10 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
             lead = 0
             while lead < len(piece) and not piece[lead].isalnum():
                 lead += 1
+            # Emoji and other symbols after it are not either.
             trail = len(piece.rstrip())
+            while trail > lead and unicodedata.category(piece[trail - 1])[0] in "SZ":
+                trail -= 1
             if trail > lead:
                 spans.append(
                     (start + piece_start + lead, start + piece_start + trail, terminal, start)
@@ -332,18 +624,29 @@ def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
                 _HEDGE_RE.search(text, pos, start) or _NEGATION_RE.search(text, pos, start)
             )
             scanned = start
-        if "?" in terminal or doubted or quoted:
+        if "?" in terminal or "\uff1f" in terminal or doubted or quoted:
             continue
         clause = text[start:end]
-        for predicate, pattern in _PATTERNS:
-            match = pattern.match(clause)
-            if match is None:
-                continue
-            bytes_seen += len(text[chars_seen:start].encode("utf-8"))
-            chars_seen = start
-            found.extend(_facts_from(clause, bytes_seen, terminal, predicate, match, occurred_at))
-            break
+        bytes_seen += len(text[chars_seen:start].encode("utf-8"))
+        chars_seen = start
+        found.extend(_read_clause(clause, bytes_seen, terminal, occurred_at))
     return found
+
+
+def _read_clause(
+    clause: str, byte_start: int, terminal: str, occurred_at: datetime
+) -> list[Extraction]:
+    """The facts of the first pattern that reads the clause, or none."""
+    if _FUTURE_RE.search(clause) or not _OPENINGS.match(clause):
+        return []
+    for predicate, pattern in _PATTERNS:
+        match = pattern.match(clause)
+        if match is None:
+            continue
+        facts = _facts_from(clause, byte_start, terminal, predicate, match, occurred_at)
+        if facts:
+            return facts
+    return []
 
 
 def _facts_from(
@@ -354,59 +657,16 @@ def _facts_from(
     match: re.Match[str],
     occurred_at: datetime,
 ) -> list[Extraction]:
-    if _FUTURE_RE.search(clause):
+    read = _read_value(clause, predicate, match, occurred_at)
+    if read is None:
         return []
-    raw = match.group("value")
-    value_start = match.start("value")
-    try:
-        # A birthday names a day of every year, not the day the fact began.
-        date = None if predicate == "birthday" else find_trailing_date(raw, occurred_at)
-    except UnusableDate:
+    value, valid_from, precision = read
+    items = _split_list(value) if predicate in LIST_VALUED else [value]
+    items = [item for item in items if value_key(item)]
+    if not items or not _items_fit(predicate, items):
         return []
-    if predicate in DATE_VALUED:
-        if date is None or date.phrase_start != 0:
-            return []
-        value, rest = raw, ""
-    else:
-        if date is not None:
-            raw = raw[: date.phrase_start].rstrip()
-        value, rest = _cut_value(raw.strip(), predicate)
-    # Hedges and negations anywhere outside the value itself void the clause.
-    outside = clause[:value_start] + " " + rest
-    if predicate not in DATE_VALUED and date is not None:
-        outside += " " + match.group("value")[date.phrase_start :]
-    if _HEDGE_RE.search(outside) or _NEGATION_RE.search(outside):
-        return []
-    # Doubt inside the value counts too ("I live in Rome I think"); a name may be "Will".
-    if predicate != "name" and (_NEGATION_RE.search(value) or _HEDGE_RE.search(value)):
-        return []
-    value = value.strip().strip("\"'\u201c\u201d\u2018\u2019").strip()
-    if not value or len(value) > 120 or value_key(value) in VAGUE_VALUES:
-        return []
-    if predicate == "birthday":
-        try:
-            # A leap year, so that 29 February is a birthday too.
-            birthday = find_trailing_date(
-                "on " + value, occurred_at.replace(year=2024, month=12, day=31)
-            )
-        except UnusableDate:
-            return []
-        if birthday is None or birthday.precision != "day" or birthday.phrase_start != 0:
-            return []
-        value = birthday.at.strftime("%m-%d")
-    valid_from, precision = occurred_at, "instant"
-    if date is not None:
-        valid_from, precision = date.at, date.precision
-    if predicate in DATE_VALUED:
-        value = valid_from.date().isoformat()
-        if precision == "year":
-            value = value[:4]
-        elif precision == "month":
-            value = value[:7]
-    quote = clause
-    byte_end = byte_start + len(quote.encode("utf-8"))
-    statement = quote + (terminal.strip()[:1] or ".")
-    values = _split_list(value) if predicate in LIST_VALUED else [value]
+    byte_end = byte_start + len(clause.encode("utf-8"))
+    statement = clause + (terminal.strip()[:1] or ".")
     return [
         Extraction(
             predicate=predicate,
@@ -414,12 +674,97 @@ def _facts_from(
             value=item,
             value_key=value_key(item),
             statement=statement,
-            quote=quote,
+            quote=clause,
             byte_start=byte_start,
             byte_end=byte_end,
             valid_from=valid_from,
             valid_precision=precision,
         )
-        for item in values
-        if value_key(item)
+        for item in items
     ]
+
+
+def _read_value(
+    clause: str, predicate: str, match: re.Match[str], occurred_at: datetime
+) -> tuple[str, datetime, str] | None:
+    """The value, with the start of its validity and that start's precision."""
+    raw = match.group("value")
+    try:
+        # A birthday names a day of every year, not the day the fact began.
+        date = None if predicate == "birthday" else find_trailing_date(raw, occurred_at)
+    except UnusableDate:
+        return None
+    if predicate in DATE_VALUED:
+        if date is None or date.phrase_start != 0:
+            return None
+        value, rest = raw, ""
+    else:
+        if date is not None:
+            raw = raw[: date.phrase_start].rstrip()
+        value, rest = _cut_value(raw.strip(), predicate)
+        if date is not None:
+            rest += " " + match.group("value")[date.phrase_start :]
+    if _doubted(clause, predicate, match, value, rest):
+        return None
+    value = value.strip().strip("\"'\u201c\u201d\u2018\u2019").strip()
+    key = value_key(value)
+    if not value or len(value) > 120 or key in VAGUE_VALUES:
+        return None
+    if key.split(" ", 1)[0] in POINTING_WORDS:
+        # "I love you guys", "I hate it when that happens": about someone or something
+        # else, not a value of the user's.
+        return None
+    valid_from, precision = occurred_at, "instant"
+    if date is not None:
+        valid_from, precision = date.at, date.precision
+    return _normalised(predicate, value, valid_from, precision, occurred_at)
+
+
+def _doubted(clause: str, predicate: str, match: re.Match[str], value: str, rest: str) -> bool:
+    """A hedge or negation outside the value, or inside it (a name may be "Will")."""
+    before = clause[: match.start("value")]
+    for words in OWN_WORDS.get(predicate, ()):
+        before = before.lower().replace(words, "")
+    outside = " ".join((before, clause[match.end("value") :], rest))
+    if _HEDGE_RE.search(outside) or _NEGATION_RE.search(outside):
+        return True
+    if _NEGATION_RE.search(value):
+        return True
+    return predicate not in NAME_VALUED and bool(_HEDGE_RE.search(value))
+
+
+def _normalised(
+    predicate: str, value: str, valid_from: datetime, precision: str, occurred_at: datetime
+) -> tuple[str, datetime, str] | None:
+    """Date-valued predicates store the date itself: MM-DD for a birthday, ISO for a birth."""
+    if predicate == "birthday":
+        birthday: ResolvedDate | None
+        try:
+            # A leap year, so that 29 February is a birthday too.
+            birthday = find_trailing_date(
+                "on " + value, occurred_at.replace(year=2024, month=12, day=31)
+            )
+        except UnusableDate:
+            return None
+        if birthday is None or birthday.precision != "day" or birthday.phrase_start != 0:
+            return None
+        return birthday.at.strftime("%m-%d"), valid_from, precision
+    if predicate in DATE_VALUED:
+        value = valid_from.date().isoformat()
+        value = {"year": value[:4], "month": value[:7]}.get(precision, value)
+    return value, valid_from, precision
+
+
+def _items_fit(predicate: str, items: list[str]) -> bool:
+    """Values of the kind the predicate takes: a known language, a named tool, a place."""
+    if predicate == "uses_language":
+        return all(item.casefold() in LANGUAGES for item in items)
+    if predicate == "uses_tool":
+        return all(
+            item.casefold() not in LANGUAGES
+            and (item[:1].isupper() or item.casefold() in LOWER_CASE_TOOLS)
+            for item in items
+        )
+    if predicate in CAPITALISED:
+        return all(_ARTICLE_RE.sub("", item)[:1].isupper() for item in items)
+    return True

@@ -55,7 +55,6 @@ def test_offsets_are_utf8_bytes_after_multibyte_text():
         "I do not work at Acme.",
         "I never lived in Paris.",
         "I no longer work at Acme.",
-        "I used to live in Cork.",
         "You live in Dublin.",
         "She works at Acme.",
         "My friend moved to Rome in May.",
@@ -159,7 +158,7 @@ def test_resolved_dates_are_never_after_the_message(naive):
 
 
 def test_version_names_the_rules_hash():
-    assert re.fullmatch(r"extract/v2:[0-9a-f]{12}", EXTRACTOR_VERSION)
+    assert re.fullmatch(r"extract/v3:[0-9a-f]{12}", EXTRACTOR_VERSION)
 
 
 def test_extraction_is_deterministic():
@@ -273,3 +272,76 @@ def test_dates_are_read_on_the_senders_calendar():
     karachi = timezone(timedelta(hours=5))
     fact = only("I moved to Rome yesterday.", datetime(2026, 3, 4, 0, 30, tzinfo=karachi))
     assert fact.valid_from == datetime(2026, 3, 3, tzinfo=karachi)
+
+
+def test_a_place_lived_in_before_is_lived_in_not_lives_in():
+    # v2 gave nothing for "used to"; v3 keeps it as a former place, which never
+    # supersedes the current lives_in.
+    fact = only("I used to live in Cork.")
+    assert (fact.predicate, fact.value, fact.cardinality) == ("lived_in", "Cork", "many")
+    assert only("I used to work at IBM.").predicate == "worked_at"
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        (
+            "I prefer dark mode and my favourite colour is green. I use Python at work.",
+            [("prefers", "dark mode"), ("favourite_colour", "green"), ("uses_language", "Python")],
+        ),
+        ("I'm a senior software engineer at Monzo.", [("job_title", "senior software engineer")]),
+        ("I use Neovim and tmux.", [("uses_tool", "Neovim"), ("uses_tool", "tmux")]),
+        ("I was born in Kraków in 1991.", [("born_in", "Kraków")]),
+        (
+            "I'm deaf, so I need captions.",
+            [("accessibility_need", "deaf"), ("accessibility_need", "captions")],
+        ),
+        ("I can't stand loud music.", [("dislikes", "loud music")]),
+        ("Blue is my favourite colour.", [("favourite_colour", "Blue")]),
+        ("I have two older brothers.", [("has_sibling", "two older brothers")]),
+        ("My wife's name is Åsa.", [("has_partner", "Åsa")]),
+        ("I'm on a low-FODMAP diet.", [("diet", "low-FODMAP")]),
+        ("我住在上海。 I live in Shanghai.", [("lives_in", "Shanghai")]),
+    ],
+)
+def test_v3_reads_the_wider_predicates(text, facts):
+    found = extract(text, occurred_at=SENT)
+    assert [(f.predicate, f.value) for f in found] == facts
+    raw = text.encode("utf-8")
+    for fact in found:
+        assert raw[fact.byte_start : fact.byte_end].decode("utf-8") == fact.quote
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My sister lives in Paris.",
+        "My friend said she lives in Rome.",
+        "I'd love to live in Rome.",
+        "I wish I lived in Barcelona.",
+        "If I lived in Rome, I would eat pasta every day.",
+        "My husband works at Siemens.",
+        "I work with Sarah.",
+        "I use my phone for everything.",
+        "I'm from the future.",
+        "My job is stressful.",
+        "I speak from experience.",
+        "I speak a little Japanese.",
+        "My name is not Robert.",
+        "I love you guys!",
+        "I'm called away a lot.",
+        "I think I have ADHD.",
+        "Blue is my sister's favourite colour.",
+        "I'm going to work at Stripe.",
+        "I don't have a peanut allergy.",
+    ],
+)
+def test_v3_still_gives_nothing_for_other_people_wishes_and_doubt(text):
+    assert extract(text, occurred_at=SENT) == []
+
+
+def test_emoji_after_a_clause_is_not_part_of_the_quote():
+    text = "\U0001f30d My time zone is Asia/Kolkata \U0001f30f"
+    fact = only(text)
+    assert (fact.value, fact.quote) == ("Asia/Kolkata", "My time zone is Asia/Kolkata")
+    assert text.encode("utf-8")[fact.byte_start : fact.byte_end] == fact.quote.encode()

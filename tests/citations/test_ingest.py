@@ -320,3 +320,21 @@ def test_the_widest_real_offsets_are_accepted(ledger):
     for index, at in enumerate(["2026-03-04T10:11:58+14:00", "2026-03-04T10:11:58-12:00"]):
         response = ledger.ingest("user-1", (f"m{index}", "I live in Galway.", at))
         assert response.status_code == 201
+
+
+def test_v3_predicates_supersede_by_the_table_cardinality(ledger):
+    # favourite_colour is one-valued in the predicate table: blue replaces green.
+    # uses_tool is many-valued: a second tool adds to the first.
+    first = ledger.ingest(
+        "u", ("m1", "My favourite colour is green. I use Neovim.", "2026-03-04T10:00:00Z")
+    )
+    green, neovim = created(first, "favourite_colour") + created(first, "uses_tool")
+    later = ledger.ingest(
+        "u", ("m2", "Blue is my favourite colour. I use Figma.", "2026-06-10T09:00:00Z")
+    )
+    [blue] = created(later, "favourite_colour")
+    [figma] = created(later, "uses_tool")
+    old = ledger.resolve(green["id"]).json()
+    assert (old["status"], old["superseded_by"]) == ("validity_closed", blue["id"])
+    for fact in (blue, figma, neovim):
+        assert ledger.resolve(fact["id"]).json()["status"] == "current"

@@ -56,7 +56,7 @@ def test_resolve_returns_the_seed_fields(ledger):
         "context_complete": True,
         "extractor_version": Evidence.objects.get().extractor_version,
     }
-    assert evidence["extractor_version"].startswith("extract/v2:")
+    assert evidence["extractor_version"].startswith("extract/v3:")
     assert "next" not in body
 
 
