@@ -22,8 +22,8 @@ from attest.fields import (
     StrictUUIDField,
 )
 from citations.cursor import BadCursor, position_after
-from citations.extract.extractor import PREDICATES
 from citations.extract.intervals import STATUSES
+from citations.extract.predicates import BUILTIN_NAMES
 from citations.models import EXTERNAL_ID_MAX_LENGTH, EvidenceKind, Role
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
@@ -152,7 +152,7 @@ class AfterField(serializers.JSONField):
 
 class RecallIn(serializers.Serializer):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
-    predicate = StrictChoiceField(choices=sorted(PREDICATES), required=False)
+    predicate = StrictChoiceField(choices=sorted(BUILTIN_NAMES), required=False)
     query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
     limit = StrictIntegerField(min_value=1, max_value=RECALL_MAX, default=RECALL_DEFAULT_LIMIT)
@@ -263,7 +263,7 @@ class ResolveIn(serializers.Serializer):
 class StatementIn(serializers.Serializer):
     """A fact as a person states it (an authored record, or a correction's replacement)."""
 
-    predicate = StrictChoiceField(choices=sorted(PREDICATES))
+    predicate = StrictChoiceField(choices=sorted(BUILTIN_NAMES))
     statement = StrictCharField(max_length=2000)
     value = StrictCharField(
         max_length=200,
@@ -361,7 +361,7 @@ class AuthoredFactIn(StatementIn):
 
 class ReplacementIn(StatementIn):
     predicate = StrictChoiceField(
-        choices=sorted(PREDICATES), required=False, help_text="Default: the retracted fact's."
+        choices=sorted(BUILTIN_NAMES), required=False, help_text="Default: the retracted fact's."
     )
     valid_from = InstantField(required=False, help_text="Default: the retracted fact's.")
 
@@ -658,7 +658,7 @@ class InventoryQuery(serializers.Serializer):
 
     # Strict only for the schema: its pattern says a value of white space alone is blank.
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
-    predicate = serializers.ChoiceField(choices=sorted(PREDICATES), required=False)
+    predicate = serializers.ChoiceField(choices=sorted(BUILTIN_NAMES), required=False)
     status = serializers.ChoiceField(choices=list(STATUSES), required=False)
     limit = DigitsField(
         min_value=1,

@@ -11,7 +11,8 @@ from datetime import datetime
 from django.db import transaction
 
 from attest.errors import InvalidRequest, NotFound
-from citations.extract.extractor import PREDICATES, Extraction, value_key
+from citations.extract.extractor import Extraction, value_key
+from citations.extract.predicates import cardinality_of
 from citations.models import Evidence, Fact, FactVersion, Observation, Project, Role, Subject
 from citations.selectors import ResolvedCitation, resolved_citation
 from citations.selectors.web_evidence import CheckedWebQuote, WebQuoteIn, checked_web_quotes
@@ -82,7 +83,7 @@ def write_authored(
         )
     extraction = Extraction(
         predicate=statement.predicate,
-        cardinality=PREDICATES[statement.predicate][0],
+        cardinality=cardinality_of(statement.predicate),
         value=value,
         value_key=key,
         statement=statement.statement,
