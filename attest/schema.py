@@ -279,6 +279,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("get", "/v1/facts"): "facts_list",
     ("post", "/v1/facts"): "fact_create",
     ("post", "/v1/facts/{fact_id}/retract"): "fact_retract",
+    ("get", "/v1/predicates"): "predicates_list",
+    ("post", "/v1/predicates"): "predicate_declare",
     ("post", "/v1/rebuilds"): "rebuild_start",
     ("get", "/v1/rebuilds/{generation_id}"): "rebuild_get",
     ("post", "/v1/erasures"): "erasure_create",

@@ -34,6 +34,11 @@ from citations.selectors import (
 from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services import MessageConflict
 from citations.services.corrections import AlreadyRetracted, FactNotBelieved
+from citations.services.predicates import (
+    DESCRIPTION_MAX_CHARS,
+    NAME_PATTERN,
+    PredicateConflict,
+)
 from citations.services.rebuilds import RebuildAlreadyRunning
 
 # Every ledger route checks the credential first (citations.auth, citations.api.views).
@@ -191,6 +196,23 @@ register_errors(
     ),
 )
 
+register_errors(
+    "POST /v1/predicates",
+    (
+        raised(
+            InvalidRequest,
+            f"name does not match {NAME_PATTERN}, cardinality is not one or many, or the "
+            "description is too long; details.field names it.",
+        ),
+        *BODY_ERRORS,
+        *LEDGER_AUTH_ERRORS,
+        raised(PredicateConflict, "A built-in's name, or declared with the other cardinality."),
+        UNAVAILABLE,
+        INTERNAL,
+    ),
+)
+register_errors("GET /v1/predicates", (*LEDGER_AUTH_ERRORS, UNAVAILABLE, INTERNAL))
+
 
 def _ledger() -> list[Limit]:
     recall_limit = RecallIn().fields["limit"]
@@ -199,6 +221,12 @@ def _ledger() -> list[Limit]:
             "Messages in one ingest request", f"1 to {MAX_MESSAGES}", refused_text(InvalidRequest)
         ),
         Limit("One message's text", bytes_text(MAX_MESSAGE_BYTES), refused_text(InvalidRequest)),
+        Limit("A declared predicate's name", NAME_PATTERN, refused_text(InvalidRequest)),
+        Limit(
+            "A declared predicate's description",
+            f"at most {DESCRIPTION_MAX_CHARS} characters",
+            refused_text(InvalidRequest),
+        ),
         Limit(
             "Facts one recall returns (limit)",
             f"{recall_limit.min_value} to {recall_limit.max_value}, default {recall_limit.default}",

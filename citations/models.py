@@ -51,6 +51,39 @@ class Credential(models.Model):
         return f"{self.project.name}:{self.prefix}"
 
 
+# A predicate's name: a built-in's or one a project declared (see DeclaredPredicate).
+PREDICATE_MAX_LENGTH = 64
+
+
+class DeclaredPredicate(models.Model):
+    """A predicate a project declared for its own facts, beside the built-in ones.
+
+    ``cardinality`` decides supersession as for the built-ins: ``one`` stores its facts
+    as functional (the exclusion constraint of migration 0002 and the partial unique
+    index ``factversion_one_open_functional`` hold for them too), ``many`` accumulates.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="predicates")
+    name = models.CharField(max_length=PREDICATE_MAX_LENGTH)
+    cardinality = models.CharField(max_length=4, choices=[("one", "one"), ("many", "many")])
+    description = models.TextField(blank=True)
+    declared_by = models.CharField(max_length=EXTERNAL_ID_MAX_LENGTH)
+    created_at = models.DateTimeField()
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="predicate_unique_name"),
+            models.CheckConstraint(
+                condition=Q(cardinality__in=["one", "many"]), name="predicate_cardinality"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.cardinality})"
+
+
 class Subject(models.Model):
     """Whom facts are about, named by the client's own identifier."""
 
@@ -178,7 +211,7 @@ class Fact(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="facts")
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="facts")
-    predicate = models.CharField(max_length=40)
+    predicate = models.CharField(max_length=PREDICATE_MAX_LENGTH)
     functional = models.BooleanField()
     value = models.TextField()
     value_key = models.CharField(max_length=200)
@@ -228,7 +261,7 @@ class FactVersion(models.Model):
     seq = models.PositiveIntegerField()
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
-    predicate = models.CharField(max_length=40)
+    predicate = models.CharField(max_length=PREDICATE_MAX_LENGTH)
     functional = models.BooleanField()
     valid_from = models.DateTimeField()
     valid_until = models.DateTimeField(null=True, blank=True)

@@ -36,6 +36,8 @@ from citations.selectors import (
 )
 from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services.placement import AUTHORED
+from citations.services.predicates import DESCRIPTION_MAX_CHARS as PREDICATE_DESCRIPTION_MAX
+from citations.services.predicates import NAME_PATTERN as PREDICATE_NAME_PATTERN
 from verification.api.serializers import VerifyQuoteInput
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pace import BUDGETS
@@ -174,6 +176,16 @@ def _ledger(route: str) -> Callable[[], dict[str, Any]]:
     return context
 
 
+def _ledger_predicates() -> dict[str, Any]:
+    return {
+        "errors": registry.errors("POST /v1/predicates"),
+        "builtins": BUILTIN_PREDICATES,
+        "first": BUILTIN_PREDICATES[0],
+        "pattern": PREDICATE_NAME_PATTERN,
+        "description_max": PREDICATE_DESCRIPTION_MAX,
+    }
+
+
 def _web_evidence() -> dict[str, Any]:
     return {"errors": registry.errors("POST /v1/facts"), "reasons": WEB_EVIDENCE_REASONS}
 
@@ -309,6 +321,14 @@ PAGES: tuple[DocPage, ...] = (
         _ledger("POST /v1/facts"),
         group="Fact ledger",
         route="POST /v1/facts",
+    ),
+    DocPage(
+        "ledger/predicates",
+        "Predicates",
+        "GET and POST /v1/predicates: the built-in predicates, and declaring your own.",
+        _ledger_predicates,
+        group="Fact ledger",
+        route="POST /v1/predicates",
     ),
     DocPage(
         "ledger/web-evidence",

@@ -23,8 +23,7 @@ from attest.fields import (
 )
 from citations.cursor import BadCursor, position_after
 from citations.extract.intervals import STATUSES
-from citations.extract.predicates import BUILTIN_NAMES
-from citations.models import EXTERNAL_ID_MAX_LENGTH, EvidenceKind, Role
+from citations.models import EXTERNAL_ID_MAX_LENGTH, PREDICATE_MAX_LENGTH, EvidenceKind, Role
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
     INVENTORY_MAX_LIMIT,
@@ -38,7 +37,7 @@ from citations.selectors import (
     resolve_scope,
 )
 from citations.selectors.web_evidence import REASONS, WebQuoteIn
-from citations.services.authoring import AuthoredStatement
+from citations.services.authoring import MESSAGE_REASONS, AuthoredStatement, MessageQuoteIn
 
 MAX_WEB_EVIDENCE = 20
 # As verify/quote takes a quote as sent; a receipt as attest_core.jws caps it.
@@ -152,7 +151,7 @@ class AfterField(serializers.JSONField):
 
 class RecallIn(serializers.Serializer):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
-    predicate = StrictChoiceField(choices=sorted(BUILTIN_NAMES), required=False)
+    predicate = StrictCharField(max_length=PREDICATE_MAX_LENGTH, required=False)
     query = StrictCharField(max_length=200, required=False)
     as_of = AsOf(required=False)
     limit = StrictIntegerField(min_value=1, max_value=RECALL_MAX, default=RECALL_DEFAULT_LIMIT)
@@ -263,7 +262,10 @@ class ResolveIn(serializers.Serializer):
 class StatementIn(serializers.Serializer):
     """A fact as a person states it (an authored record, or a correction's replacement)."""
 
-    predicate = StrictChoiceField(choices=sorted(BUILTIN_NAMES))
+    predicate = StrictCharField(
+        max_length=PREDICATE_MAX_LENGTH,
+        help_text="A built-in predicate or one the project declared (GET /v1/predicates).",
+    )
     statement = StrictCharField(max_length=2000)
     value = StrictCharField(
         max_length=200,
@@ -296,24 +298,40 @@ def authored_statement(data: dict) -> AuthoredStatement:
 
 
 class WebEvidenceIn(NoUnknownFields):
-    """A quote Attest verified on a web page, with the receipt it answered with."""
+    """One piece of evidence: a quote of a stored message (``message_id``) or a quote
+    Attest verified on a web page (``receipt``), one or the other."""
 
+    message_id = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH,
+        required=False,
+        help_text="Message evidence: the ID of a message of the same subject, already "
+        "ingested; `quote` must occur in its text byte for byte (UTF-8).",
+    )
+    occurrence = StrictIntegerField(
+        min_value=0,
+        max_value=10_000,
+        required=False,
+        help_text="Message evidence: which copy of a repeated quote (0-based, default 0).",
+    )
     receipt = StrictCharField(
         max_length=MAX_RECEIPT_CHARS,
         trim_whitespace=False,
-        help_text="The `receipt` of a verify/quote, verify/quotes, verify/citations or fetch "
-        "answer, unchanged.",
+        required=False,
+        help_text="Web evidence: the `receipt` of a verify/quote, verify/quotes, "
+        "verify/citations or fetch answer, unchanged.",
     )
     quote = StrictCharField(
         max_length=MAX_RAW_QUOTE_CHARS,
         trim_whitespace=False,
-        help_text="The quote exactly as it was sent to verify: its SHA-256 must be the signed one.",
+        help_text="Web evidence: the quote exactly as it was sent to verify (its SHA-256 must "
+        "be the signed one). Message evidence: the exact words of the message.",
     )
     index = StrictIntegerField(
         min_value=0,
         max_value=MAX_WEB_EVIDENCE - 1,
-        default=0,
-        help_text="Which result of a batch receipt (a citation or a quote, from 0).",
+        required=False,
+        help_text="Web evidence: which result of a batch receipt (a citation or a quote, "
+        "from 0; default 0).",
     )
     text = StrictCharField(
         max_length=MAX_PAGE_TEXT_CHARS,
@@ -322,14 +340,32 @@ class WebEvidenceIn(NoUnknownFields):
         help_text="Fetch receipts only: the answer's `text`; the quote is looked up in it.",
     )
 
+    def validate(self, attrs):
+        if ("message_id" in attrs) == ("receipt" in attrs):
+            raise serializers.ValidationError(
+                {
+                    "message_id": "Give `message_id` (message evidence) or `receipt` (web "
+                    "evidence), one of the two."
+                }
+            )
+        web_only = {"index", "text"} if "message_id" in attrs else {"occurrence"}
+        for name in sorted(web_only & set(attrs)):
+            raise serializers.ValidationError({name: "Not a field of this kind of evidence."})
+        return attrs
+
 
 WEB_EVIDENCE_HELP = (
-    "Quotes verified on web pages that back the record. Each is checked before anything "
-    "is written; a refusal is 400 `invalid_request` with `details.field` (such as "
-    "`evidence[0].quote`) and `details.reason`: "
-    + "; ".join(f"`{reason}`: {meaning}" for reason, meaning in REASONS.items())
+    "Quotes that back the record, of stored messages (`message_id`) or verified on web "
+    "pages (`receipt`), mixed freely. Each is checked before anything is written; a refusal "
+    "is 400 `invalid_request` with `details.field` (such as `evidence[0].quote`) and "
+    "`details.reason`: "
+    + "; ".join(
+        f"`{reason}`: {meaning}" for reason, meaning in {**MESSAGE_REASONS, **REASONS}.items()
+    )
     + "."
 )
+# `extracted_by` is stored as `client:<extracted_by>` in the 64 characters of a version.
+EXTRACTED_BY_MAX_CHARS = 64 - len("client:")
 
 
 class CountedFirstListField(serializers.ListField):
@@ -343,11 +379,24 @@ class CountedFirstListField(serializers.ListField):
 
 class AuthoredFactIn(StatementIn):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
+    statement = StrictCharField(
+        max_length=2000,
+        required=False,
+        help_text="The fact in words. Required unless `evidence` quotes a message: then "
+        "the first quote by default.",
+    )
     authored_by = StrictCharField(
         max_length=EXTERNAL_ID_MAX_LENGTH,
         required=False,
         help_text="Who states it: a name or handle. Required without `evidence`; with it, "
         "the credential's actor by default.",
+    )
+    extracted_by = StrictCharField(
+        max_length=EXTRACTED_BY_MAX_CHARS,
+        required=False,
+        help_text="Message evidence: the extractor that read the fact (your model, a "
+        "version), recorded as `extractor_version` `client:<extracted_by>`; default "
+        "`client`.",
     )
     # A ListField, not many=True: drf-spectacular documents its max_length as maxItems.
     evidence = CountedFirstListField(
@@ -359,22 +408,43 @@ class AuthoredFactIn(StatementIn):
 
     def validate(self, attrs):
         attrs = super().validate(attrs)
-        if not attrs.get("authored_by") and not attrs.get("evidence"):
+        evidence = attrs.get("evidence") or []
+        if not attrs.get("authored_by") and not evidence:
             raise serializers.ValidationError(
                 {"authored_by": "Say who states the record, or back it with `evidence`."}
             )
+        quoting = any("message_id" in e for e in evidence)
+        if not quoting and not attrs.get("statement"):
+            raise serializers.ValidationError(
+                {"statement": "This field is required (unless `evidence` quotes a message)."}
+            )
+        if "extracted_by" in attrs and not quoting:
+            raise serializers.ValidationError(
+                {"extracted_by": "Only with message evidence (`evidence` with `message_id`)."}
+            )
         return attrs
+
+    def statement_object(self) -> AuthoredStatement:
+        return authored_statement({"statement": "", **self.validated_data})
 
     def web_evidence(self) -> list[WebQuoteIn]:
         return [
-            WebQuoteIn(e["receipt"], e["quote"], e["index"], e.get("text"))
-            for e in self.validated_data.get("evidence", [])
+            WebQuoteIn(e["receipt"], e["quote"], e.get("index", 0), e.get("text"), position)
+            for position, e in enumerate(self.validated_data.get("evidence", []))
+            if "receipt" in e
+        ]
+
+    def message_evidence(self) -> list[MessageQuoteIn]:
+        return [
+            MessageQuoteIn(e["message_id"], e["quote"], e.get("occurrence", 0), position)
+            for position, e in enumerate(self.validated_data.get("evidence", []))
+            if "message_id" in e
         ]
 
 
 class ReplacementIn(StatementIn):
-    predicate = StrictChoiceField(
-        choices=sorted(BUILTIN_NAMES), required=False, help_text="Default: the retracted fact's."
+    predicate = StrictCharField(
+        max_length=PREDICATE_MAX_LENGTH, required=False, help_text="Default: the retracted fact's."
     )
     valid_from = InstantField(required=False, help_text="Default: the retracted fact's.")
 
@@ -671,7 +741,7 @@ class InventoryQuery(serializers.Serializer):
 
     # Strict only for the schema: its pattern says a value of white space alone is blank.
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
-    predicate = serializers.ChoiceField(choices=sorted(BUILTIN_NAMES), required=False)
+    predicate = StrictCharField(max_length=PREDICATE_MAX_LENGTH, required=False)
     status = serializers.ChoiceField(choices=list(STATUSES), required=False)
     limit = DigitsField(
         min_value=1,
@@ -697,3 +767,28 @@ class InventoryQuery(serializers.Serializer):
         if blank:
             raise serializers.ValidationError({blank[0]: "Give a value, or leave it out."})
         return super().to_internal_value(data)
+
+
+# --- predicates ---------------------------------------------------------------
+
+
+class PredicateIn(NoUnknownFields):
+    name = StrictCharField(
+        max_length=PREDICATE_MAX_LENGTH, help_text="Matches `^[a-z][a-z0-9_]{0,63}$`."
+    )
+    cardinality = StrictChoiceField(
+        choices=["one", "many"],
+        help_text="`one`: a new value supersedes the old; `many`: values accumulate.",
+    )
+    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+
+
+class PredicateOut(serializers.Serializer):
+    name = serializers.CharField()
+    cardinality = serializers.ChoiceField(choices=["one", "many"])
+    builtin = serializers.BooleanField(help_text="Read by the built-in extractor.")
+    description = serializers.CharField()
+
+
+class PredicatesOut(serializers.Serializer):
+    predicates = PredicateOut(many=True, help_text="The built-ins first, then the declared.")

@@ -29,6 +29,7 @@ from citations.services import (
 from citations.services.audit import audit_failure
 from citations.services.authoring import fact_author
 from citations.services.corrections import fact_retract
+from citations.services.predicates import predicate_declare, predicates_list
 from citations.services.reads import facts_list
 
 logger = logging.getLogger("attest.citations")
@@ -446,6 +447,75 @@ class FactsView(LedgerView):
             authored_by=data.validated_data.get("authored_by"),
             actor=actor,
             web_evidence=data.web_evidence(),
+            message_evidence=data.message_evidence(),
+            extracted_by=data.validated_data.get("extracted_by", ""),
             request_id=request_id,
         )
         return Response(s.ResolveOut(resolved).data, status=status.HTTP_201_CREATED)
+
+
+class PredicatesView(LedgerView):
+    operations = {"GET": "predicates.list", "POST": "predicate.declare"}
+
+    @extend_schema(
+        summary="List the predicates",
+        description=(
+            "Every predicate the project can record facts under: the built-in ones (read by "
+            "the built-in extractor) first, then those the project declared, each with its "
+            "cardinality (`one`: a new value supersedes the old; `many`: values accumulate)."
+        ),
+        responses={200: s.PredicatesOut, **ledger_errors(bad_request=None)},
+        tags=["fact ledger"],
+    )
+    def get(self, request: Request) -> Response:
+        project, _, _ = self.caller(request)
+        return Response(s.PredicatesOut({"predicates": predicates_list(project=project)}).data)
+
+    @extend_schema(
+        summary="Declare a predicate",
+        description=(
+            "Declare a predicate of the project's own, with its cardinality. `201` with the "
+            "predicate; declaring the same name and cardinality again is `200` with the same "
+            "object. A built-in's name, or a declared name with another cardinality, is "
+            "`409 predicate_conflict`."
+        ),
+        request=s.PredicateIn,
+        responses={
+            201: s.PredicateOut,
+            200: s.PredicateOut,
+            **ledger_errors(
+                {
+                    409: "`predicate_conflict`: a built-in's name, or declared with "
+                    "another cardinality."
+                }
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "A preference",
+                request_only=True,
+                value={
+                    "name": "prefers_theme",
+                    "cardinality": "one",
+                    "description": "The UI theme the user chose.",
+                },
+            )
+        ],
+        tags=["fact ledger"],
+    )
+    def post(self, request: Request) -> Response:
+        project, actor, request_id = self.caller(request)
+        data = s.PredicateIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        predicate, created = predicate_declare(
+            project=project,
+            name=data.validated_data["name"],
+            cardinality=data.validated_data["cardinality"],
+            description=data.validated_data.get("description", ""),
+            actor=actor,
+            request_id=request_id,
+        )
+        return Response(
+            s.PredicateOut(predicate).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )

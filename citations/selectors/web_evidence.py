@@ -56,6 +56,7 @@ class WebQuoteIn:
     quote: str
     index: int = 0
     text: str | None = None  # a fetch receipt's page text, where the quote is looked up
+    position: int | None = None  # its index in the request's list, when not its own
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,8 @@ def _checked_claims(receipt: str) -> dict[str, Any] | None:
 def checked_web_quotes(items: Sequence[WebQuoteIn]) -> list[CheckedWebQuote]:
     """Check every piece before anything is written; refuse the first bad one (400)."""
     checked = []
-    for position, item in enumerate(items):
+    for place, item in enumerate(items):
+        position = place if item.position is None else item.position
         try:
             claims = _checked_claims(item.receipt)
             if claims is None:

@@ -15,6 +15,7 @@ from citations.services.audit import audit_record
 from citations.services.authoring import AuthoredStatement, locked_subject, write_authored
 from citations.services.ingest import ingest_generation
 from citations.services.placement import LedgerWrite, move_evidence
+from citations.services.predicates import predicate_cardinality
 from citations.services.reads import read_snapshot
 from citations.services.timeline import close_knowledge, known_now, revise
 
@@ -70,6 +71,11 @@ def retraction_record(
     """
     with transaction.atomic():
         fact = _believable_fact(project, fact_id)
+        if replacement is not None and replacement.predicate:
+            # A declared predicate is as good as a built-in one; any other is refused first.
+            predicate_cardinality(
+                project=project, name=replacement.predicate, field="replacement.predicate"
+            )
         subject = locked_subject(project, fact.subject.external_id)
         version = _believed_version(fact)
         now = known_now(project, subject)

@@ -49,6 +49,9 @@ class LedgerWrite:
 
     ``authored_by`` is set when a person states the facts directly (authored records and
     corrections): their evidence carries the name instead of an extractor version.
+    ``extracted_by`` is set when a client extracted the facts from stored messages itself:
+    the evidence rows are then message rows with extractor version ``client:<name>``
+    (and ``authored_by`` the client that recorded them).
     """
 
     project: Project
@@ -56,15 +59,26 @@ class LedgerWrite:
     generation: Generation
     now: datetime
     authored_by: str = ""
+    extracted_by: str = ""
 
     @property
     def extractor_version(self) -> str:
+        if self.extracted_by:
+            return CLIENT_PREFIX + self.extracted_by
         return AUTHORED if self.authored_by else EXTRACTOR_VERSION
+
+    @property
+    def evidence_kind(self) -> str:
+        if self.authored_by and not self.extracted_by:
+            return EvidenceKind.AUTHORED
+        return EvidenceKind.MESSAGE
 
 
 Change = tuple[Fact, str]
 # The extractor version of evidence a person wrote: no extractor read it.
 AUTHORED = "authored"
+# The extractor version of message evidence a client extracted: ``client:<extracted_by>``.
+CLIENT_PREFIX = "client:"
 
 
 # Where a statement falls in a subject's timeline: when it says the fact began, then when
@@ -449,7 +463,11 @@ class SubjectBatch:
             value=old.value,
             value_key=old.value_key,
             statement=statement_of(
-                first.observation, first.byte_start, first.byte_end, first.authored_by
+                first.observation,
+                first.byte_start,
+                first.byte_end,
+                first.authored_by,
+                first.extractor_version,
             ),
             source_role=first.observation.role,
             generation=self.ctx.generation,
@@ -509,7 +527,7 @@ class SubjectBatch:
             hashlib.sha256(quote).hexdigest(),
             self.ctx.extractor_version,
             self.ctx.authored_by,
-            EvidenceKind.AUTHORED if self.ctx.authored_by else EvidenceKind.MESSAGE,
+            self.ctx.evidence_kind,
         )
 
     # --- writing ----------------------------------------------------------------
@@ -591,13 +609,23 @@ def _close_validity(belief: _Belief, at: datetime, by_fact: Fact, source: Observ
     belief.superseded_by, belief.supersession_source = by_fact.pk, source.pk
 
 
-def statement_of(observation: Observation, byte_start: int, byte_end: int, authored_by: str) -> str:
+def statement_of(
+    observation: Observation,
+    byte_start: int,
+    byte_end: int,
+    authored_by: str,
+    extractor_version: str = "",
+) -> str:
     """The statement the extractor reads at these bytes of the message.
 
     The extractor is deterministic, so reading the message again (at the time the
-    sender gave) yields the statement it gave when the source was stored.
+    sender gave) yields the statement it gave when the source was stored. A client's
+    evidence is its quote: no extractor of ours read it.
     """
-    text = bytes(observation.content).decode("utf-8")
+    content = bytes(observation.content)
+    if extractor_version.startswith(CLIENT_PREFIX):
+        return content[byte_start:byte_end].decode("utf-8")
+    text = content.decode("utf-8")
     if authored_by:
         return text  # an authored record's message is its statement
     for extraction in extract(text, occurred_at=observation.sent_at):

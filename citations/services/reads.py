@@ -23,6 +23,7 @@ from citations.selectors import (
     resolved_citation,
 )
 from citations.services.audit import audit_record
+from citations.services.predicates import predicate_cardinality
 
 
 @contextmanager
@@ -92,6 +93,8 @@ def facts_recall(
     request_id: str = "",
 ) -> FactPage:
     """Recall facts (see selectors.recalled_facts) and audit which IDs were returned."""
+    if predicate is not None:
+        predicate_cardinality(project=project, name=predicate)  # 400 for an unknown one
     with read_snapshot():
         page = recalled_facts(
             project=project,
@@ -126,6 +129,8 @@ def facts_list(
     request_id: str = "",
 ) -> FactPage:
     """The record inventory (see selectors.fact_inventory), audited like recall."""
+    if predicate is not None:
+        predicate_cardinality(project=project, name=predicate)  # 400 for an unknown one
     with read_snapshot():
         page = fact_inventory(
             project=project,

@@ -23,6 +23,7 @@ from attest.errors import AttestError, NotFound
 from citations.extract.extractor import CARDINALITY, EXTRACTOR_VERSION, Extraction, extract
 from citations.models import (
     Evidence,
+    EvidenceKind,
     Fact,
     FactVersion,
     Generation,
@@ -64,7 +65,11 @@ class SubjectRebuilt:
 
 
 def _believed(project: Project, subject: Subject):
-    """Believed versions of the subject's extracted facts (authored records are not readings)."""
+    """Believed versions of the subject's extracted facts.
+
+    Authored records and facts a client recorded (their evidence names ``authored_by``)
+    are not readings of the built-in extractor: a rebuild leaves them as they are.
+    """
     return (
         FactVersion.objects.for_project(project)
         .filter(subject=subject, known_until__isnull=True, fact__erased_at__isnull=True)
@@ -183,8 +188,9 @@ def source_rebuild(
     observation = (
         Observation.objects.for_project(project)
         .filter(subject=subject, message_id=message_id, erased_at__isnull=True)
-        # An authored record's statement is not a message to read.
-        .exclude(evidence__authored_by__gt="")
+        # An authored record's statement is not a message to read (a client's quote of
+        # a message, also carrying authored_by, leaves it one).
+        .exclude(evidence__kind=EvidenceKind.AUTHORED)
         .first()
     )
     if observation is None:
@@ -313,7 +319,7 @@ def subject_rebuild(*, generation: Generation, subject: Subject) -> SubjectRebui
                 Observation.objects.for_project(project)
                 .filter(subject=subject, erased_at__isnull=True, role=Role.USER)
                 # A person's own statement (an authored record) is not a message to read.
-                .exclude(evidence__authored_by__gt="")
+                .exclude(evidence__kind=EvidenceKind.AUTHORED)
             ).iterator(chunk_size=500),
             lambda message, extraction: True,
             now,

@@ -337,6 +337,7 @@ WITH_EXAMPLES = [
     "ledger/retraction",
     "ledger/authored-records",
     "ledger/web-evidence",
+    "ledger/predicates",
     "ledger/record-inventory",
 ]
 

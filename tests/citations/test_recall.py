@@ -97,7 +97,7 @@ def test_unknown_subject_recalls_nothing(ledger):
 
 
 def test_recall_rejects_an_unknown_predicate(ledger):
-    response = ledger.recall("u", predicate="favourite_colour")
+    response = ledger.recall("u", predicate="favourite_planet")
     assert response.status_code == 400
     assert response.json()["error"]["details"]["field"] == "predicate"
 
