@@ -98,8 +98,14 @@ register_errors(
     (
         raised(
             InvalidCitation,
-            "The ID is not a UUID, limit is not an integer in range, or after is not a cursor "
+            "The ID is not a UUID, limit is not an integer from 1, or after is not a cursor "
             "this service issued for this ID.",
+        ),
+        raised(
+            InvalidRequest,
+            f"limit is over {RESOLVE_MAX_LIMIT} (details.limit and details.count): a page larger "
+            "than the route "
+            "allows, refused like any list over its size.",
         ),
         *BODY_ERRORS,
         *LEDGER_AUTH_ERRORS,
