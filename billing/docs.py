@@ -54,7 +54,8 @@ def _payments() -> list[Limit]:
         Limit(
             "Free trial calls per caller IP per UTC day",
             f"{settings.ATTEST_TRIAL_CALLS_PER_DAY:,}",
-            "402 payment_required (details.reason trial_exhausted), not charged",
+            "402 payment_required (details.reason trial_exhausted; trial_busy while the calls left "
+            "are held by calls still running), not charged",
             "ATTEST_TRIAL_CALLS_PER_DAY",
         ),
         Limit(

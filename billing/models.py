@@ -185,7 +185,8 @@ class TrialBudget(models.Model):
 
     client_ip = models.GenericIPAddressField()
     day = models.DateField()
-    used = models.PositiveIntegerField(default=0)
+    used = models.PositiveIntegerField(default=0)  # spent, plus held by calls still running
+    spent = models.PositiveIntegerField(default=0)  # given to charged outcomes, never back
 
     class Meta:
         ordering = ["-day"]

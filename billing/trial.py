@@ -59,12 +59,12 @@ def trial_reserve(*, client_ip: str, day: datetime.date) -> int | None:
 @cache
 def _reserve_sql() -> str:
     table = connection.ops.quote_name(TrialBudget._meta.db_table)
-    ip, day, used = (
+    ip, day, used, spent = (
         connection.ops.quote_name(TrialBudget._meta.get_field(name).column)
-        for name in ("client_ip", "day", "used")
+        for name in ("client_ip", "day", "used", "spent")
     )
     return (
-        f"INSERT INTO {table} ({ip}, {day}, {used}) VALUES (%s, %s, 1) "
+        f"INSERT INTO {table} ({ip}, {day}, {used}, {spent}) VALUES (%s, %s, 1, 0) "
         f"ON CONFLICT ({ip}, {day}) DO UPDATE SET {used} = {table}.{used} + 1 "
         f"WHERE {table}.{used} < %s RETURNING {used}"
     )
@@ -75,5 +75,14 @@ def trial_refund(*, client_ip: str, day: datetime.date) -> None:
     TrialBudget.objects.filter(client_ip=client_ip, day=day, used__gt=0).update(used=F("used") - 1)
 
 
+def trial_spent(*, client_ip: str, day: datetime.date) -> int:
+    """Free calls today's charged outcomes took: the part of the budget that never comes back."""
+    row = TrialBudget.objects.filter(client_ip=trial_bucket(client_ip), day=day).first()
+    return 0 if row is None else row.spent
+
+
 def trial_record_use(*, client_ip: str, day: datetime.date, route: str, request_id: str) -> None:
     TrialUse.objects.create(client_ip=client_ip, day=day, route=route, request_id=request_id)
+    TrialBudget.objects.filter(client_ip=trial_bucket(client_ip), day=day).update(
+        spent=F("spent") + 1
+    )

@@ -55,7 +55,12 @@ VERIFY_QUOTE_ERRORS = (
         "A field is missing, of the wrong type or out of range; details.field names it.",
     ),
     *BODY_ERRORS,
-    raised(Blocked, "The host has an address that is not public, directly or after a redirect."),
+    raised(
+        Blocked,
+        "The host has an address that is not public, directly or after a redirect, or a "
+        "redirect leads to a URL that is not http or https (details.reason "
+        "redirect_not_followed, details.scheme names it).",
+    ),
     raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
     raised(HostNotFound, "The URL's host name does not resolve."),
     raised(
@@ -80,7 +85,8 @@ BATCH_ERRORS = (
     raised(
         Blocked,
         "A URL (the first one in request order) or a redirect leads to an address that is not "
-        "public; details.field names it. The whole batch is refused.",
+        "public, or a redirect to a URL that is not http or https (details.reason "
+        "redirect_not_followed); details.field names it. The whole batch is refused.",
     ),
     raised(RobotsDisallowed, "robots.txt does not let AttestBot read a URL or a redirect."),
     raised(
@@ -110,7 +116,12 @@ BATCH_ERRORS = (
 FETCH_ERRORS = (
     raised(InvalidRequest, "url is missing, not http(s), too long or carries a password."),
     *BODY_ERRORS,
-    raised(Blocked, "The host has an address that is not public, directly or after a redirect."),
+    raised(
+        Blocked,
+        "The host has an address that is not public, directly or after a redirect, or a "
+        "redirect leads to a URL that is not http or https (details.reason "
+        "redirect_not_followed, details.scheme names it).",
+    ),
     raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
     raised(HostNotFound, "The URL's host name does not resolve."),
     UNPAID_LIMIT,

@@ -33,7 +33,7 @@ from billing.services.claims import (
 )
 from billing.services.offers import offer_error, refusal_error, route_requirement
 from billing.services.settlement import claim_reconcile
-from billing.trial import trial_day, trial_reserve
+from billing.trial import trial_day, trial_reserve, trial_spent
 from billing.unpaid import payment_header
 
 logger = logging.getLogger("attest.billing")
@@ -86,9 +86,20 @@ def _admit_trial(call: PricedCall, *, trial_size: int) -> None:
     if call.trial_calls_left is not None:
         return
     # No budget configured, or no address to keep one for: no trial was ever on offer.
-    trial_offered = settings.ATTEST_TRIAL_CALLS_PER_DAY > 0 and bool(call.client_ip)
-    reason = "trial_exhausted" if trial_offered else "payment_required"
-    raise offer_error(route=route, reason=reason, **ids)
+    limit = settings.ATTEST_TRIAL_CALLS_PER_DAY
+    if not (limit > 0 and call.client_ip):
+        raise offer_error(route=route, reason="payment_required", **ids)
+    if trial_spent(client_ip=call.client_ip, day=call.day) < limit:
+        # The places left are only held by calls still running; any of them that ends
+        # uncharged gives its place back, so the day's budget is not spent.
+        raise offer_error(
+            route=route,
+            reason="trial_busy",
+            message="Today's free calls left are held by calls of yours still running; retry "
+            "when one ends, or pay with the offer in PAYMENT-REQUIRED.",
+            **ids,
+        )
+    raise offer_error(route=route, reason="trial_exhausted", **ids)
 
 
 def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy: bool) -> None:

@@ -168,3 +168,26 @@ def test_ipv4_mapped_ipv6_address_spends_the_ipv4_budget(api, trial):
     assert call_from(api, "::ffff:192.0.2.5").status_code == 200
     assert call_from(api, "192.0.2.5").status_code == 402
     assert TrialBudget.objects.get().used == 2
+
+
+def test_places_held_by_running_calls_are_busy_not_exhausted(api, trial):
+    # Two calls of this address are still running (each holds a place, as admission takes
+    # it before the work); a third asks meanwhile. Neither place is spent yet, so the day's
+    # budget is not exhausted: the 402 says the places are busy.
+    from billing.trial import trial_day, trial_refund, trial_reserve
+
+    day, ip = trial_day(), "127.0.0.1"
+    assert trial_reserve(client_ip=ip, day=day) == 1
+    assert trial_reserve(client_ip=ip, day=day) == 0
+    busy = post(api)
+    decode_offer(busy)
+    assert busy.json()["error"]["details"]["reason"] == "trial_busy"
+    # One of them ends uncharged and gives its place back: the next call is a trial.
+    trial_refund(client_ip=ip, day=day)
+    served = post(api)
+    assert (served.status_code, served.json()["tier"]) == (200, "trial")
+    # The other ends uncharged too; two charged calls then spend the budget for the day.
+    trial_refund(client_ip=ip, day=day)
+    assert post(api).status_code == 200
+    assert TrialBudget.objects.get().spent == 2
+    assert post(api).json()["error"]["details"]["reason"] == "trial_exhausted"

@@ -96,7 +96,7 @@ def test_authored_retracted_and_conflict_responses_match_the_schema(ledger, sche
 
 
 def test_the_schema_bounds_an_authored_record_s_evidence_as_the_server_does(ledger, schema):
-    from citations.serializers import MAX_WEB_EVIDENCE
+    from citations.api.serializers import MAX_WEB_EVIDENCE
 
     evidence = schema["components"]["schemas"]["AuthoredFactInRequest"]["properties"]["evidence"]
     assert evidence["maxItems"] == MAX_WEB_EVIDENCE == 20

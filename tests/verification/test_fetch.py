@@ -19,6 +19,7 @@ from verification.network.fetch import (
     BlockedAddress,
     DnsUnavailable,
     HostNotFound,
+    RedirectRefused,
     Target,
     check_url,
     fetch,
@@ -112,14 +113,31 @@ def test_a_sixth_redirect_is_not_followed(pages):
 
 
 @pytest.mark.parametrize(
-    "location", ["javascript:alert(1)", "data:text/html,hi", "ftp://example.com/x", "http://[::1"]
+    ("location", "scheme"),
+    [
+        ("javascript:alert(1)", "javascript"),
+        ("data:text/html,hi", "data"),
+        ("ftp://example.com/x", "ftp"),
+        ("file:///etc/passwd", "file"),
+        ("gopher://example.com/", "gopher"),
+        ("http:\\\\example.com\\x", "http"),
+        ("http://[::1", "http"),
+    ],
 )
-def test_a_redirect_to_a_url_that_cannot_be_fetched_ends_the_fetch(pages, location):
-    # httpx builds the next request itself and raises on such a Location; that must be
-    # a failed fetch the caller can report, not an exception that becomes a 500.
+def test_a_redirect_to_a_url_that_cannot_be_fetched_is_refused_naming_its_scheme(
+    pages, location, scheme
+):
+    # Not a page result (which is charged): a redirect we will not follow is refused like
+    # one to a blocked address, and never becomes a 500.
     pages.routes["/odd"] = redirect(location)
-    result = fetch(check_url(pages.url("/odd")))
-    assert (result.outcome, result.http_status) == ("connection_failed", 302)
+    with pytest.raises(RedirectRefused) as refused:
+        fetch(check_url(pages.url("/odd")))
+    assert (refused.value.status_code, refused.value.code) == (403, "blocked")
+    details = refused.value.details
+    assert details["reason"] == "redirect_not_followed"
+    assert details["redirected_from"] == pages.url("/odd")
+    assert details["scheme"] == scheme
+    assert f"a {scheme}: URL" in refused.value.message
     assert pages.paths() == ["/odd"]
 
 

@@ -9,7 +9,7 @@ from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
 from tests.verification import dns_server as dns
-from tests.verification.conftest import page
+from tests.verification.conftest import page, redirect
 
 pytestmark = pytest.mark.django_db
 
@@ -131,3 +131,20 @@ def test_robots_disallowed_is_refused_before_any_offer_and_not_charged(api, page
     assert not PaymentClaim.objects.exists()
     assert "/secret" not in pages.paths()
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
+
+
+@pytest.mark.parametrize("location", ["file:///etc/passwd", "gopher://example.com/", "http:\\\\x"])
+def test_a_redirect_to_another_scheme_after_payment_is_refused_and_not_charged(
+    api, pages, location
+):
+    pages.routes["/moved"] = redirect(location)
+    url = pages.url("/moved")
+    response = _post(api, url=url, quote="anything", payment=_pay(api, url))
+    assert response.status_code == 403, response.content
+    error = response.json()["error"]
+    assert (error["code"], error["details"]["reason"]) == ("blocked", "redirect_not_followed")
+    assert error["details"]["field"] == "url"
+    assert error["details"]["scheme"] == location.split(":")[0]
+    assert "PAYMENT-RESPONSE" not in response
+    assert LocalTransfer.objects.count() == 0
+    assert PaymentClaim.objects.get().state != "settled"

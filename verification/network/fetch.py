@@ -76,6 +76,27 @@ class BlockedAddress(Blocked):
     message = "That URL points at a private, loopback or otherwise non-public address."
 
 
+class RedirectRefused(Blocked):
+    """A redirect to a URL that is never fetched: another scheme, or no URL at all."""
+
+    message = "The page redirected to a URL that is not fetched; only http and https are."
+
+
+def redirect_refused(location: str, redirected_from: str, why: str) -> RedirectRefused:
+    """The refusal for a redirect we will not follow, naming the scheme it asked for."""
+    scheme = location.split(":", 1)[0].strip().lower() if ":" in location else ""
+    named = f"a {scheme}: URL" if scheme else "a URL that cannot be parsed"
+    return RedirectRefused(
+        f"The page redirected to {named}, which is not fetched ({why}); "
+        "only http and https URLs with a valid host are followed.",
+        details={
+            "reason": "redirect_not_followed",
+            "scheme": scheme,
+            "redirected_from": redirected_from,
+        },
+    )
+
+
 def blocked_address(host: str, reason: str) -> BlockedAddress:
     """The refusal for a host that resolves to a non-public address, naming why but not where."""
     # The address itself is never shown: echoing what a host resolved to would make
@@ -306,6 +327,7 @@ class PinnedTransport(httpx.BaseTransport):
     def __init__(self, target: Target, deadline: float) -> None:
         self.backend = _PinnedBackend(target, deadline)
         self.status: int | None = None  # kept for when httpx raises after the answer came
+        self.location = ""  # likewise the answer's Location, for a redirect httpx cannot build
         self._pool = httpcore.ConnectionPool(
             ssl_context=_shared_ssl_context(),
             max_connections=1,
@@ -329,6 +351,14 @@ class PinnedTransport(httpx.BaseTransport):
         with _httpx_errors():
             response = self._pool.handle_request(core_request)
         self.status = response.status
+        self.location = next(
+            (
+                value.decode("latin-1")
+                for name, value in response.headers
+                if name.lower() == b"location"
+            ),
+            "",
+        )
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
@@ -444,23 +474,25 @@ def fetch(
             result.outcome, result.detail = "timeout", str(exc)
             break
         except httpx.TransportError as exc:
+            if isinstance(exc, httpx.RemoteProtocolError) and transport.status in REDIRECT_STATUSES:
+                # httpx builds the redirect's next request even when it does not follow it,
+                # and raises this for a Location that is no URL ("http://[::1").
+                raise redirect_refused(transport.location, target.url, str(exc)) from None
             result.http_status = transport.status or result.http_status
             result.outcome, result.detail = "connection_failed", str(exc)
             break
         except httpx.InvalidURL as exc:
-            # httpx builds the next request of a redirect itself and raises here for a
-            # Location it cannot parse (javascript:, data:, ...): a redirect we cannot follow.
-            result.http_status = transport.status or result.http_status
-            result.outcome, result.detail = "connection_failed", f"bad redirect: {exc}"
-            break
+            # httpx raises here for a Location it cannot parse (javascript:, data:, ...): a
+            # redirect we will not follow is refused like a redirect to a blocked address.
+            raise redirect_refused(transport.location, target.url, str(exc)) from None
         if hop == MAX_REDIRECTS:
             result.outcome = "too_many_redirects"
             break
         try:
             target = check_url(next_url)
         except InvalidURL as exc:
-            result.outcome, result.detail = "connection_failed", f"bad redirect: {exc}"
-            break
+            # file:, gopher:, "http:\\host": nothing the caller paid to have fetched.
+            raise redirect_refused(next_url, result.redirects[-1].url, str(exc)) from None
         except (HostNotFound, DnsUnavailable, BlockedAddress) as exc:
             exc.details["redirected_from"] = result.redirects[-1].url
             raise
