@@ -15,13 +15,14 @@ GUNICORN_LIMITS := --limit-request-line 8190 --limit-request-field_size 20480
 GUNICORN_CONTROL = $(shell $(BIN)/gunicorn --help 2>/dev/null | grep -q -- --no-control-socket && echo --no-control-socket)
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-runtime run worker test lint format migrate superuser bench clean
+.PHONY: help install install-runtime run worker test lint typecheck format migrate superuser bench clean
 
 help:
 	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
 	@echo "make worker     run only the background task worker (project rebuilds)"
 	@echo "make test       run the whole test suite (SQLite unless DATABASE_URL is set)"
-	@echo "make lint       ruff check, ruff format --check and the import contract"
+	@echo "make lint       ruff check, ruff format --check, the import contract, complexity"
+	@echo "make typecheck  mypy with django-stubs (pyproject.toml, [tool.mypy])"
 	@echo "make format     ruff format and ruff check --fix"
 	@echo "make migrate    apply database migrations"
 	@echo "make superuser  create a staff user for the admin"
@@ -73,6 +74,10 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/complexity_gate.py
+
+typecheck: install
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format .

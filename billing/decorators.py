@@ -7,7 +7,12 @@ Usage::
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data       # -> call.prechecked
 
-    @priced("verify/citations", precheck=admit, trial_size=lambda data: len(data["citations"]))
+    @priced(
+        "verify/citations",
+        precheck=admit,
+        trial_size=lambda data: len(data["citations"]),
+        output=VerifyCitationsOutput,          # optional: renders the answer with its fields
+    )
     class VerifyCitationsView(APIView):
         def post(self, request, *, call: PricedCallContext):
             ...  # call.tier is "trial" or "paid"; call.payment the verified payment or None
@@ -15,7 +20,8 @@ Usage::
 
 An ``AttestError`` raised by ``precheck`` or the handler is never charged and frees the
 payment or the trial call. A normal 2xx answer is charged: a trial answer gains ``tier``
-and ``trial_calls_left``; a paid one gains ``tier``, ``rail`` and ``network``, is rendered
+and ``trial_calls_left``; a paid one gains ``tier``, ``rail`` and ``network`` (with
+``output``, the answer and what it gains are rendered by that serializer), is rendered
 and kept, settled before it leaves, and carries ``PAYMENT-RESPONSE``. The same request sent
 again with the same payment gets those same bytes without a second charge. A request
 without a payment header counts against the caller's unpaid limit (class form only).
@@ -32,6 +38,7 @@ from typing import Any
 from django.http import HttpResponseBase
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 
 from attest.errors import AttestError
 from billing import charging
@@ -71,6 +78,7 @@ def _priced_handler(
     *,
     precheck: Precheck | None,
     trial_size: TrialSize | None,
+    output: type[Serializer] | None,
 ) -> Callable[..., Response]:
     route = priced_route(route_name)
 
@@ -112,6 +120,8 @@ def _priced_handler(
             return response
         if isinstance(response.data, dict):
             response.data = {**response.data, **call.response_fields}
+            if output is not None:
+                response.data = output(response.data).data
         if call.payment is None:
             call_record_trial_use(call=call)
             return response
@@ -132,6 +142,7 @@ def priced(
     precheck: Precheck | None = None,
     trial_size: TrialSize | None = None,
     recorder: AnswerRecorder | None = None,
+    output: type[Serializer] | None = None,
 ) -> Callable[[Any], Any]:
     """Declare a view class (or one handler method) as priced under ``route_name``.
 
@@ -140,7 +151,9 @@ def priced(
     raises is never charged. ``trial_size(prechecked)`` says how many trial calls the request
     is (1 without it), e.g. its number of citations. ``recorder`` is told when a paid answer
     the view produced is withheld, or delivered later to a retry (billing.recorders), so that
-    the view's app can correct its record.
+    the view's app can correct its record. ``output`` is the serializer a charged 2xx
+    answer is rendered by once the fields above are added, so they too are what the schema
+    says.
     """
     priced_route(route_name)  # an unknown route fails at import, not on the first call
     if recorder is not None:
@@ -148,12 +161,14 @@ def priced(
 
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):
-            return _priced_handler(route_name, target, precheck=precheck, trial_size=trial_size)
+            return _priced_handler(
+                route_name, target, precheck=precheck, trial_size=trial_size, output=output
+            )
         for name in _HANDLERS:
             handler = target.__dict__.get(name)
             if handler is not None:
                 wrapped = _priced_handler(
-                    route_name, handler, precheck=precheck, trial_size=trial_size
+                    route_name, handler, precheck=precheck, trial_size=trial_size, output=output
                 )
                 setattr(target, name, wrapped)
         apply_unpaid_limit(target, paid_exempt=True)

@@ -139,7 +139,9 @@ class VerifyCitationsView(APIView):
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         batch = call.prechecked
         run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
-        return Response(batches.citations_answer(run, batch, tier=call.tier))
+        return Response(
+            VerifyCitationsOutput(batches.citations_answer(run, batch, tier=call.tier)).data
+        )
 
 
 @priced("verify/quotes", precheck=admit_quotes_request, recorder=PAID_ANSWERS)
@@ -176,4 +178,4 @@ class VerifyQuotesView(APIView):
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         batch = call.prechecked
         run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
-        return Response(batches.quotes_answer(run, batch, tier=call.tier))
+        return Response(VerifyQuotesOutput(batches.quotes_answer(run, batch, tier=call.tier)).data)

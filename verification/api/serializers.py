@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from drf_spectacular.utils import extend_schema_field
@@ -177,7 +179,41 @@ class FetchInput(NoUnknownFields):
     url = URLField()
 
 
-class PassageOutput(serializers.Serializer):
+class AnswerDrift(Exception):
+    """An answer that its output serializer (and so the schema) does not describe."""
+
+
+# An answer rendered through its declared fields, so the schema is what is sent. Every key
+# must be a declared field, every required field present, and a null only where the field
+# allows it; anything else is a bug, raised (a 500), never a key dropped or invented. Each
+# value is rendered by its field. The keys keep the answer's own order: the published
+# answers list some keys in another order than the schema does (a passages result, a
+# citation's page fields first), and both stay as they are. (A comment, not a docstring:
+# the schema would show a base class's docstring as every answer's description.)
+class AnswerOutput(serializers.Serializer):
+    def to_representation(self, instance: Mapping[str, Any]) -> dict[str, Any]:
+        fields = self.fields
+        unknown = [name for name in instance if name not in fields]
+        missing = [
+            name for name, field in fields.items() if field.required and name not in instance
+        ]
+        if unknown or missing:
+            raise AnswerDrift(
+                f"{type(self).__name__}: undeclared {unknown}, required but absent {missing}"
+            )
+        body: dict[str, Any] = {}
+        for name, value in instance.items():
+            field = fields[name]
+            if value is None:
+                if not field.allow_null:
+                    raise AnswerDrift(f"{type(self).__name__}.{name}: null, not allowed")
+                body[name] = None
+            else:
+                body[name] = field.to_representation(value)
+        return body
+
+
+class PassageOutput(AnswerOutput):
     start = serializers.IntegerField()
     end = serializers.IntegerField()
     score = serializers.FloatField()
@@ -188,7 +224,7 @@ class PassageOutput(serializers.Serializer):
     pdf_page_end = serializers.IntegerField(required=False)
 
 
-class ResultOutput(serializers.Serializer):
+class ResultOutput(AnswerOutput):
     match = serializers.ChoiceField(choices=VERDICTS)
     score = serializers.FloatField(allow_null=True)
     start = serializers.IntegerField(
@@ -205,13 +241,13 @@ class ResultOutput(serializers.Serializer):
     note = serializers.CharField(required=False)
 
 
-class PdfOutput(serializers.Serializer):
+class PdfOutput(AnswerOutput):
     page_count = serializers.IntegerField()
     pages_read = serializers.IntegerField()
     truncated = serializers.BooleanField()
 
 
-class NoticeOutput(serializers.Serializer):
+class NoticeOutput(AnswerOutput):
     type = serializers.CharField(
         help_text="retraction, withdrawal, removal, correction, expression_of_concern, ..."
     )
@@ -222,7 +258,7 @@ class NoticeOutput(serializers.Serializer):
     date = serializers.CharField(allow_null=True, help_text="As precise as Crossref gives it.")
 
 
-class CrossrefOutput(serializers.Serializer):
+class CrossrefOutput(AnswerOutput):
     """What Crossref says about the page's DOI; the work's fields only when found."""
 
     doi = serializers.CharField()
@@ -260,7 +296,7 @@ class CrossrefOutput(serializers.Serializer):
     )
 
 
-class PageOutput(serializers.Serializer):
+class PageOutput(AnswerOutput):
     requested_url = serializers.CharField()
     final_url = serializers.CharField(
         allow_null=True, help_text="null in a batch when the host name does not resolve."
@@ -278,7 +314,7 @@ class PageOutput(serializers.Serializer):
     )
 
 
-class VerifyQuoteOutput(serializers.Serializer):
+class VerifyQuoteOutput(AnswerOutput):
     result = ResultOutput()
     page = PageOutput()
     injection_flags = serializers.ListField(child=serializers.CharField())
@@ -297,7 +333,7 @@ class VerifyQuoteOutput(serializers.Serializer):
     )
 
 
-class PaidAnswerOutput(serializers.Serializer):
+class PaidAnswerOutput(AnswerOutput):
     """The fields every priced answer ends with."""
 
     receipt = serializers.CharField(
@@ -308,7 +344,7 @@ class PaidAnswerOutput(serializers.Serializer):
     network = serializers.CharField(required=False, help_text="CAIP-2 network of the payment.")
 
 
-class ItemErrorOutput(serializers.Serializer):
+class ItemErrorOutput(AnswerOutput):
     code = serializers.CharField(help_text="match_too_costly")
     message = serializers.CharField()
     details = ExampleDictField(
@@ -341,7 +377,7 @@ class BatchPageOutput(PageOutput):
     advice = serializers.CharField()
 
 
-class SummaryOutput(serializers.Serializer):
+class SummaryOutput(AnswerOutput):
     exact = serializers.IntegerField()
     fuzzy = serializers.IntegerField()
     none = serializers.IntegerField()

@@ -71,7 +71,9 @@ def admit_fetch_request(request: Request) -> dict:
     return data
 
 
-@priced("verify/quote", precheck=admit_quote_request, recorder=PAID_ANSWERS)
+@priced(
+    "verify/quote", precheck=admit_quote_request, recorder=PAID_ANSWERS, output=VerifyQuoteOutput
+)
 class VerifyQuoteView(APIView):
     """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
 
@@ -111,17 +113,16 @@ class VerifyQuoteView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         data = call.prechecked  # validated and admitted before payment
-        return Response(
-            services.quote_verify(
-                target=data["target"],
-                quote=data["quote"],
-                mode=data["match"],
-                case_sensitive=data["case_sensitive"],
-                threshold=data["threshold"],
-                request_id=request.request_id,
-                tier=call.tier,
-            )
+        answer = services.quote_verify(
+            target=data["target"],
+            quote=data["quote"],
+            mode=data["match"],
+            case_sensitive=data["case_sensitive"],
+            threshold=data["threshold"],
+            request_id=request.request_id,
+            tier=call.tier,
         )
+        return Response(VerifyQuoteOutput(answer).data)
 
 
 @priced("fetch", precheck=admit_fetch_request, recorder=PAID_ANSWERS)
@@ -160,13 +161,10 @@ class FetchView(APIView):
         tags=["verification"],
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
-        return Response(
-            services.page_text_fetch(
-                target=call.prechecked["target"],
-                request_id=request.request_id,
-                tier=call.tier,
-            )
+        answer = services.page_text_fetch(
+            target=call.prechecked["target"], request_id=request.request_id, tier=call.tier
         )
+        return Response(FetchOutput(answer).data)
 
 
 @unpaid_limited
@@ -235,13 +233,8 @@ class SampleQuoteView(APIView):
             raise InvalidRequest("match must be fuzzy, exact or passages.", field="match")
         if page_name not in samples.SAMPLE_PAGES:
             raise InvalidRequest("page must be demo or missing.", field="page")
-        return Response(
-            samples.sample_quote(
-                mode=mode,
-                page_name=page_name,
-                request_id=request.request_id,
-            )
-        )
+        answer = samples.sample_quote(mode=mode, page_name=page_name, request_id=request.request_id)
+        return Response(VerifyQuoteOutput(answer).data)
 
 
 @unpaid_limited
@@ -259,4 +252,5 @@ class SampleCitationsView(APIView):
         tags=["samples"],
     )
     def get(self, request: Request) -> Response:
-        return Response(samples.sample_citations(request_id=request.request_id))
+        answer = samples.sample_citations(request_id=request.request_id)
+        return Response(VerifyCitationsOutput(answer).data)

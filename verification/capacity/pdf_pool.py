@@ -106,12 +106,7 @@ def _read_in_turn(place: QueuePlace, blobs: list[bytes]) -> list[PdfText | Excep
             busy = {token for token, _ in reading.values()}
             free = [t for t in place.tokens if t not in busy and t not in place.left]
             if unread and free:
-                turns = place.turns()
-                for token in [t for t in free if t in turns][: len(unread)]:
-                    index = unread.popleft()
-                    place.renew([token])  # its lease runs from this read's start
-                    future = pool.schedule(pdf_text, args=(blobs[index],), timeout=PDF_SECONDS)
-                    reading[future] = (token, index)
+                if _start_reads(place, free, unread, blobs, reading, pool):
                     give_up = time.monotonic() + PDF_QUEUE.max_wait_seconds
                 if unread and not reading and time.monotonic() > give_up:
                     raise PDF_QUEUE.full()
@@ -120,15 +115,42 @@ def _read_in_turn(place: QueuePlace, blobs: list[bytes]) -> list[PdfText | Excep
             if not reading:
                 time.sleep(POLL_SECONDS)
                 continue
-            done, _ = wait(list(reading), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            for future in done:
-                _token, index = reading.pop(future)
-                outcomes[index] = _outcome(future)
+            _collect(reading, outcomes)
     except BaseException:
         for future in reading:
             future.cancel()  # pebble stops a running read with its worker
         raise
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _start_reads(
+    place: QueuePlace,
+    free: list[str],
+    unread: deque[int],
+    blobs: list[bytes],
+    reading: dict[Future, tuple[str, int]],
+    pool: ProcessPool,
+) -> int:
+    """Give each free place whose turn it is the next unread PDF; how many reads started."""
+    turns = place.turns()
+    started = 0
+    for token in [t for t in free if t in turns][: len(unread)]:
+        index = unread.popleft()
+        place.renew([token])  # its lease runs from this read's start
+        future = pool.schedule(pdf_text, args=(blobs[index],), timeout=PDF_SECONDS)
+        reading[future] = (token, index)
+        started += 1
+    return started
+
+
+def _collect(
+    reading: dict[Future, tuple[str, int]], outcomes: list[PdfText | Exception | None]
+) -> None:
+    """Wait a moment for a read to end and keep the outcome of each that did."""
+    done, _ = wait(list(reading), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+    for future in done:
+        _token, index = reading.pop(future)
+        outcomes[index] = _outcome(future)
 
 
 def read_pdf(data: bytes) -> PdfText:

@@ -627,6 +627,8 @@ class _Aligner:
             if start is not None and last >= start
         ]
 
+    # complexity: the fuzzy matcher's inner loop over candidate regions; split, each part
+    # would pass the aligner's running bests back and forth on every region.
     def _best_bucketed(self, regions: list[tuple[int, int]], k: int) -> tuple[int, int, int] | None:
         """Regions by their bucketed bound, best first; each checked exactly, until none can win.
 
@@ -727,6 +729,8 @@ def _align_any_alphabet(
     return distance, int(origin[ends[pick]]), int(ends[pick])
 
 
+# complexity: the fuzzy matcher's inner search (candidate windows, bucketed alignment,
+# the budget checks between them), kept in one piece so its hot loop makes no extra calls.
 def best_fuzzy_span(
     t_codes: np.ndarray, quote: str, threshold: float
 ) -> tuple[int, int, int] | None:

@@ -101,6 +101,44 @@ def _host_for_url(host: str, ip: IPAddress | None) -> str:
     return f"[{host}]" if isinstance(ip, ipaddress.IPv6Address) else host
 
 
+def _ipv6_host(raw_host: str) -> tuple[str, IPAddress]:
+    """A bracketed host: an IPv6 literal without a zone, compressed."""
+    try:
+        ip = ipaddress.IPv6Address(raw_host)
+    except ValueError:
+        raise InvalidURL("The host is not a valid IPv6 address.") from None
+    if ip.scope_id:
+        raise InvalidURL("IPv6 zone identifiers are not allowed.")
+    return ip.compressed, ip
+
+
+def _named_host(raw_host: str) -> tuple[str, IPAddress | None]:
+    """Any other host: an IPv4 address in any form, or a DNS name (IDNA-encoded, lower case)."""
+    if _FORBIDDEN_HOST.search(raw_host):
+        raise InvalidURL("The host contains characters a URL host may not contain.")
+    try:
+        host = (
+            raw_host.encode("idna").decode("ascii").lower()
+            if not raw_host.isascii()
+            else raw_host.lower()
+        )
+    except UnicodeError:
+        raise InvalidURL("The host is not a valid internationalised domain name.") from None
+    ip: IPAddress | None = None
+    ipv4 = canonical_ipv4(host)
+    if ipv4 is not None:
+        ip, host = ipv4, str(ipv4)
+    host = host.rstrip(".") if ip is None else host
+    if not host:
+        raise InvalidURL("The URL has no host.")
+    if ip is None and (len(host) > MAX_HOST_LENGTH or not _DNS_NAME.fullmatch(host)):
+        raise InvalidURL(
+            "The host is not a valid host name (letters, digits and hyphens in labels "
+            "of at most 63 characters, separated by dots)."
+        )
+    return host, ip
+
+
 def parse_url(url: str) -> ParsedURL:
     """Validate an http(s) URL and canonicalise its host; raise InvalidURL otherwise."""
     if len(url) > MAX_URL_LENGTH:
@@ -116,37 +154,10 @@ def parse_url(url: str) -> ParsedURL:
     raw_host = parts.hostname or ""
     if not raw_host:
         raise InvalidURL("The URL has no host.")
-    ip: IPAddress | None = None
     if parts.netloc.rpartition("@")[2].startswith("["):
-        try:
-            ip = ipaddress.IPv6Address(raw_host)
-        except ValueError:
-            raise InvalidURL("The host is not a valid IPv6 address.") from None
-        if ip.scope_id:
-            raise InvalidURL("IPv6 zone identifiers are not allowed.")
-        host = ip.compressed
+        host, ip = _ipv6_host(raw_host)
     else:
-        if _FORBIDDEN_HOST.search(raw_host):
-            raise InvalidURL("The host contains characters a URL host may not contain.")
-        try:
-            host = (
-                raw_host.encode("idna").decode("ascii").lower()
-                if not raw_host.isascii()
-                else raw_host.lower()
-            )
-        except UnicodeError:
-            raise InvalidURL("The host is not a valid internationalised domain name.") from None
-        ipv4 = canonical_ipv4(host)
-        if ipv4 is not None:
-            ip, host = ipv4, str(ipv4)
-        host = host.rstrip(".") if ip is None else host
-        if not host:
-            raise InvalidURL("The URL has no host.")
-        if ip is None and (len(host) > MAX_HOST_LENGTH or not _DNS_NAME.fullmatch(host)):
-            raise InvalidURL(
-                "The host is not a valid host name (letters, digits and hyphens in labels "
-                "of at most 63 characters, separated by dots)."
-            )
+        host, ip = _named_host(raw_host)
     port = port or (443 if scheme == "https" else 80)
     target = parts.path or "/"
     if parts.query:

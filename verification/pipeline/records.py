@@ -52,6 +52,27 @@ def item_record(result: dict[str, Any], *, page_index: int) -> dict[str, Any]:
     }
 
 
+def _page_fields(page: Page | None) -> dict[str, Any]:
+    """The record's columns about the call's page (blank when it never got one)."""
+    if page is None:
+        return {
+            "final_url": "",
+            "http_status": None,
+            "content_kind": "",
+            "content_sha256": "",
+            "normalised_sha256": "",
+            "pdf_pages_read": None,
+        }
+    return {
+        "final_url": page.final_url or "",
+        "http_status": page.http_status,
+        "content_kind": page.content_kind,
+        "content_sha256": page.content_sha256 or "",
+        "normalised_sha256": page.normalised_sha256 or "",
+        "pdf_pages_read": page.pdf.pages_read if page.pdf else None,
+    }
+
+
 def verification_record(
     *,
     route: str,
@@ -79,12 +100,7 @@ def verification_record(
         match=((result or {}).get("match") or "") if error is None else "",
         host=host_of(url),
         requested_url=url,
-        final_url=(page.final_url or "") if page else "",
-        http_status=page.http_status if page else None,
-        content_kind=page.content_kind if page else "",
-        content_sha256=(page.content_sha256 or "") if page else "",
-        normalised_sha256=(page.normalised_sha256 or "") if page else "",
-        pdf_pages_read=page.pdf.pages_read if page and page.pdf else None,
+        **_page_fields(page),
         fetch_ms=timings.fetch_ms,
         extract_ms=timings.extract_ms,
         match_ms=timings.match_ms,

@@ -582,17 +582,9 @@ def find_passages(text: str, claim: str) -> PassagesResult:
     """
     wanted = _read_claim(claim)
     units = split_units(text)
-    unit_starts = [u[0] for u in units]
     bit = {key: 1 << i for i, key in enumerate(wanted.keys)}
     pair_bit = {pair: 1 << i for i, pair in enumerate(sorted(wanted.pairs, key=sorted))}
-    words_in: dict[int, int] = {}  # unit -> bit set of the claim words it holds
-    hits_in: dict[int, list[_Token]] = {}
-    for token in _claim_hits(text, wanted):
-        i = bisect_right(unit_starts, token.start) - 1
-        if i < 0 or token.start >= units[i][1]:
-            continue
-        words_in[i] = words_in.get(i, 0) | bit[token.key]  # type: ignore[index]
-        hits_in.setdefault(i, []).append(token)
+    words_in, hits_in = _hits_by_unit(text, wanted, units, bit)
     if not words_in:
         return PassagesResult("none", None, None, None, None, 0, [])
 
@@ -622,15 +614,7 @@ def find_passages(text: str, claim: str) -> PassagesResult:
             _Candidate(first, last, units[first][0], units[last][1], words, score(words, pairs))
         )
     candidates.sort(key=lambda c: (-c.score, c.end - c.start, c.start))
-    taken: list[_Candidate] = []
-    used: set[int] = set()
-    for c in candidates:
-        if c.first not in used and c.last not in used:
-            taken.append(c)
-            used.update((c.first, c.last))
-            if len(taken) == MAX_PASSAGES:
-                break
-    passages = [_passage(text, c, wanted) for c in taken]
+    passages = [_passage(text, c, wanted) for c in _best_apart(candidates)]
     best = passages[0]
     return PassagesResult(
         "passages",
@@ -641,6 +625,35 @@ def find_passages(text: str, claim: str) -> PassagesResult:
         len(passages),
         passages,
     )
+
+
+def _hits_by_unit(
+    text: str, wanted: _Claim, units: list[tuple[int, int]], bit: dict[str, int]
+) -> tuple[dict[int, int], dict[int, list[_Token]]]:
+    """Per unit, the bit set of the claim words it holds and its hits in text order."""
+    unit_starts = [u[0] for u in units]
+    words_in: dict[int, int] = {}
+    hits_in: dict[int, list[_Token]] = {}
+    for token in _claim_hits(text, wanted):
+        i = bisect_right(unit_starts, token.start) - 1
+        if i < 0 or token.start >= units[i][1]:
+            continue
+        words_in[i] = words_in.get(i, 0) | bit[token.key]  # type: ignore[index]
+        hits_in.setdefault(i, []).append(token)
+    return words_in, hits_in
+
+
+def _best_apart(candidates: list[_Candidate]) -> list[_Candidate]:
+    """The best candidates (sorted best first) that share no unit, at most MAX_PASSAGES."""
+    taken: list[_Candidate] = []
+    used: set[int] = set()
+    for c in candidates:
+        if c.first not in used and c.last not in used:
+            taken.append(c)
+            used.update((c.first, c.last))
+            if len(taken) == MAX_PASSAGES:
+                break
+    return taken
 
 
 def _pairs_held(
