@@ -6,10 +6,12 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from attest import views
 from wiring import dashboard, docs
+from wiring.mcp.views import mcp_endpoint
 
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.healthz, name="healthz"),
+    path("mcp", mcp_endpoint, name="mcp"),
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("", include(docs.urlpatterns)),
