@@ -29,6 +29,7 @@ from x402.mcp.client import _extract_payment_required_from_object
 from x402.mechanisms.evm.exact import ExactEvmClientScheme
 
 from tests.clients.conftest import QUOTE
+from tests.verification.conftest import redirect
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -175,19 +176,29 @@ def test_x402s_mcp_client_pays_every_priced_tool(service, payer_key):
     assert QUOTE in results["fetch_page"].raw_result.structuredContent["text"]
 
 
-def test_a_refused_paid_call_is_not_charged(service, payer_key):
+def test_a_refused_call_is_not_charged(service, payer_key):
+    """Refused before payment (robots), and after it (a redirect into a disallowed path):
+    neither is charged, the second's payment is released."""
+    service.pages.routes["/moved"] = redirect(service.pages.url("/private/page"))
+
     async def test():
         async with session(service.url) as mcp:
             paying = x402MCPSession(mcp, payer(payer_key))
-            return await paying.call_tool(
+            before = await paying.call_tool(
                 "verify_quote", {"url": service.pages.url("/private/page"), "quote": QUOTE}
             )
+            after = await paying.call_tool(
+                "verify_quote", {"url": service.pages.url("/moved"), "quote": QUOTE}
+            )
+            return before, after
 
     landed = service.facilitator.landed
-    result = run(test)
-    assert result.payment_made and result.is_error
-    assert answer(result.raw_result)["error"]["code"] == "robots_disallowed"
-    assert result.payment_response is None
+    before, after = run(test)
+    assert before.is_error and not before.payment_made  # refused before any offer
+    assert answer(before.raw_result)["error"]["code"] == "robots_disallowed"
+    assert after.is_error and after.payment_made  # paid, then refused at the redirect
+    assert answer(after.raw_result)["error"]["code"] == "robots_disallowed"
+    assert after.payment_response is None
     assert service.facilitator.landed == landed
 
 
@@ -252,6 +263,7 @@ def test_the_ledger_tools(service):
             out["retract_unknown"] = await mcp.call_tool(
                 "retract_fact", {"fact_id": "no-such-fact", "reason": "x"}
             )
+            out["recall_again"] = await mcp.call_tool("recall_facts", {"subject": "mcp-u"})
             return fact_id, out
 
     fact_id, out = run(test)
@@ -269,7 +281,7 @@ def test_the_ledger_tools(service):
         json={"subject": "mcp-u"},
         headers={"Authorization": f"Bearer {service.credential}"},
     )
-    assert rest.json() == out["recall_facts"].structuredContent  # field for field
+    assert rest.json() == answer(out["recall_again"])  # field for field
 
 
 def test_attest_mcp_serves_the_tools_over_stdio_and_pays(service, payer_key):
