@@ -16,9 +16,9 @@ from typing import Any
 from mcp import types
 
 _CONTENT_KIND = (
-    " Read `page.content_kind` before `match`: only `article` (or `pdf`) is the real "
-    "content; a `none` on a bot wall, a JavaScript shell or an error page says nothing "
-    "about the source."
+    " Read `page.content_kind` before `match`: only `real` is the page's content; on "
+    "`bot_wall`, `js_shell`, `http_error`, `empty` or `timeout` a `none` means the page "
+    "could not be read, not that the words are absent."
 )
 _PAID = (
     " Priced per call (x402): the first calls of a day are a free trial, then the tool "
