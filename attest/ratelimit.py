@@ -76,10 +76,10 @@ def counts_in_cache() -> bool:
     return settings.CACHES["default"]["BACKEND"].startswith("django_redis")
 
 
-def _window_end(bucket: str, window: int, now: float) -> int:
-    """The end (exclusive, Unix seconds) of ``bucket``'s current window, staggered per bucket."""
+def _window_end(key: str, window: int, now: float) -> int:
+    """The end (exclusive, Unix seconds) of ``key``'s current window, staggered per key."""
     ts = int(now)
-    end = ts - ts % window + zlib.crc32(bucket.encode()) % window
+    end = ts - ts % window + zlib.crc32(key.encode()) % window
     return end if end > ts else end + window
 
 
@@ -114,7 +114,9 @@ def _database_usage(key: str, rate: str, policy: str, count: bool) -> dict | Non
     now = time.time()
     # Counts are kept per rate, as django-ratelimit's cache keys are.
     bucket = f"{policy}:{rate}:{key}"
-    end = _window_end(bucket, window, now)
+    # Staggered by the key alone, as django-ratelimit staggers the cache's windows, so a
+    # key's window ends at the same instant whichever store counts it.
+    end = _window_end(key, window, now)
     if count:
         with connection.cursor() as cursor:
             cursor.execute(_count_sql(), [bucket, end])

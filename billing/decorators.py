@@ -1,19 +1,16 @@
-"""``@priced(route)``: the one thing a DRF view declares to be paid per call.
+"""``@priced(route, ...)``: the one thing a DRF view declares to be paid per call.
 
 Usage::
 
-    @priced("verify/quote")
-    class VerifyQuoteView(APIView):
-        def precheck(self, request):          # optional: runs before payment
-            serializer = InputSerializer(data=request.data)
-            serializer.is_valid(raise_exception=True)
-            return serializer.validated_data   # -> request.prechecked
+    def admit(request):                        # optional: runs before payment
+        serializer = InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data       # -> call.prechecked
 
-        def trial_size(self, request) -> int:  # optional: e.g. the number of citations
-            return len(request.prechecked["citations"])
-
-        def post(self, request):
-            ...  # request.tier is "trial" or "paid"; request.payment the verified payment
+    @priced("verify/citations", precheck=admit, trial_size=lambda data: len(data["citations"]))
+    class VerifyCitationsView(APIView):
+        def post(self, request, *, call: PricedCallContext):
+            ...  # call.tier is "trial" or "paid"; call.payment the verified payment or None
             return Response(body)              # charged; set response.charged = False if not
 
 An ``AttestError`` raised by ``precheck`` or the handler is never charged and frees the
@@ -29,6 +26,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpResponseBase
@@ -42,29 +40,47 @@ from billing.pricing import priced_route
 from billing.recorders import AnswerRecorder, register_recorder
 from billing.services import (
     RenderedAnswer,
-    admit_call,
+    VerifiedPayment,
     answer_response,
-    record_trial_use,
-    release_call,
+    call_admit,
+    call_record_trial_use,
+    call_release,
+    call_settle_paid,
     request_digest,
-    settle_paid_call,
 )
 from billing.unpaid import apply_unpaid_limit
 
 _HANDLERS = ("get", "post", "put", "patch", "delete")
 
+Precheck = Callable[..., Any]
+TrialSize = Callable[[Any], int]
 
-def _priced_handler(route_name: str, handler: Callable[..., Response]) -> Callable[..., Response]:
+
+@dataclass(frozen=True)
+class PricedCallContext:
+    """What a priced handler is given, as its ``call`` keyword argument."""
+
+    prechecked: Any  # what the precheck returned (None without one)
+    tier: str  # "trial" or "paid"
+    payment: VerifiedPayment | None  # the verified, claimed payment of a paid call
+
+
+def _priced_handler(
+    route_name: str,
+    handler: Callable[..., Response],
+    *,
+    precheck: Precheck | None,
+    trial_size: TrialSize | None,
+) -> Callable[..., Response]:
     route = priced_route(route_name)
 
     @functools.wraps(handler)
     def priced_handler(
         view: Any, request: Request, *args: Any, **kwargs: Any
     ) -> Response | HttpResponseBase:
-        precheck = getattr(view, "precheck", None)
-        request.prechecked = precheck(request, *args, **kwargs) if precheck else None
-        size = view.trial_size(request) if hasattr(view, "trial_size") else 1
-        call = admit_call(
+        prechecked = precheck(request, *args, **kwargs) if precheck else None
+        size = trial_size(prechecked) if trial_size else 1
+        call = call_admit(
             route=route,
             headers=request.headers,
             client_ip=client_ip(request),
@@ -79,43 +95,52 @@ def _priced_handler(route_name: str, handler: Callable[..., Response]) -> Callab
         )
         if call.replay is not None:
             return call.replay  # already paid for and answered: the same bytes again
-        request.tier = call.tier
-        request.payment = call.payment
+        context = PricedCallContext(prechecked=prechecked, tier=call.tier, payment=call.payment)
         try:
-            response = handler(view, request, *args, **kwargs)
+            response = handler(view, request, *args, call=context, **kwargs)
         except AttestError as exc:
-            release_call(call=call, outcome=exc.code)
+            call_release(call=call, outcome=exc.code)
             raise
         except BaseException:
-            release_call(call=call, outcome="server_error")
+            call_release(call=call, outcome="server_error")
             raise
         charged = charging.response_is_charged(
             status=response.status_code, charged=getattr(response, "charged", None)
         )
         if not charged:
-            release_call(call=call, outcome=f"uncharged_{response.status_code}")
+            call_release(call=call, outcome=f"uncharged_{response.status_code}")
             return response
         if isinstance(response.data, dict):
             response.data = {**response.data, **call.response_fields}
         if call.payment is None:
-            record_trial_use(call=call)
+            call_record_trial_use(call=call)
             return response
         # Render now: the bytes are kept before settlement so a retry gets exactly them.
         response = view.finalize_response(request, response, *args, **kwargs)
         response.render()
         # Any failure here raises before the body leaves: the answer is held until settled.
-        answer = settle_paid_call(call=call, rendered=RenderedAnswer.from_response(response))
+        answer = call_settle_paid(call=call, rendered=RenderedAnswer.from_response(response))
         return answer_response(answer, legacy_header=call.payment.legacy_header)
 
     priced_handler.priced_route = route  # type: ignore[attr-defined]
     return priced_handler
 
 
-def priced(route_name: str, *, recorder: AnswerRecorder | None = None) -> Callable[[Any], Any]:
+def priced(
+    route_name: str,
+    *,
+    precheck: Precheck | None = None,
+    trial_size: TrialSize | None = None,
+    recorder: AnswerRecorder | None = None,
+) -> Callable[[Any], Any]:
     """Declare a view class (or one handler method) as priced under ``route_name``.
 
-    ``recorder`` is told when a paid answer the view produced is withheld, or delivered
-    later to a retry (billing.recorders), so that the view's app can correct its record.
+    ``precheck(request, *args, **kwargs)`` runs before payment: it validates and admits the
+    request, and what it returns reaches the handler as ``call.prechecked``. An error it
+    raises is never charged. ``trial_size(prechecked)`` says how many trial calls the request
+    is (1 without it), e.g. its number of citations. ``recorder`` is told when a paid answer
+    the view produced is withheld, or delivered later to a retry (billing.recorders), so that
+    the view's app can correct its record.
     """
     priced_route(route_name)  # an unknown route fails at import, not on the first call
     if recorder is not None:
@@ -123,11 +148,14 @@ def priced(route_name: str, *, recorder: AnswerRecorder | None = None) -> Callab
 
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):
-            return _priced_handler(route_name, target)
+            return _priced_handler(route_name, target, precheck=precheck, trial_size=trial_size)
         for name in _HANDLERS:
             handler = target.__dict__.get(name)
             if handler is not None:
-                setattr(target, name, _priced_handler(route_name, handler))
+                wrapped = _priced_handler(
+                    route_name, handler, precheck=precheck, trial_size=trial_size
+                )
+                setattr(target, name, wrapped)
         apply_unpaid_limit(target, paid_exempt=True)
         target.priced_route = priced_route(route_name)
         return target

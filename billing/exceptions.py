@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from attest.errors import AttestError
+
+# Where a 402's message sends a caller: the payments docs, with working clients.
+PAYMENTS_DOCS_PATH = "/docs/payments"
 
 
 class PaymentRequiredError(AttestError):
@@ -33,8 +38,9 @@ class PaymentRequiredError(AttestError):
         }
         if offer.get("resource"):
             details["resource"] = offer["resource"]
+        docs = f"{settings.ATTEST_PUBLIC_URL.rstrip('/')}{PAYMENTS_DOCS_PATH}"
         super().__init__(
-            message,
+            f"{message or self.message} How to pay, with a working client: {docs}",
             details=details,
             headers={"PAYMENT-REQUIRED": header},
         )

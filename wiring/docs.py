@@ -23,6 +23,7 @@ from attest_core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from attest_core.passages import MAX_PASSAGES, SCORER
 from attest_core.payloads import PAYLOAD_VERSION
 from billing.charging import CHARGING_RULES
+from billing.facilitators import facilitator_name
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
 from citations.extract.extractor import EXTRACTOR_VERSION, PREDICATES
@@ -41,6 +42,7 @@ from verification.network.addresses import MAX_URL_LENGTH
 from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_url
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES
+from wiring.docs_guide import how_it_works
 from wiring.docs_tables import price_of, prices
 from wiring.mcp.tools import TOOLS
 
@@ -93,6 +95,7 @@ def _payments() -> dict[str, Any]:
         "rail": RAIL,
         "max_timeout": MAX_TIMEOUT_SECONDS,
         "trial_calls": settings.ATTEST_TRIAL_CALLS_PER_DAY,
+        "facilitator": facilitator_name(),
     }
 
 
@@ -199,6 +202,12 @@ def _mcp() -> dict[str, Any]:
 
 # The navigation's order. A page is linked from anywhere only once it is listed here.
 PAGES: tuple[DocPage, ...] = (
+    DocPage(
+        "how-it-works",
+        "How it works",
+        "Page verdicts and their signals, normalisation, matching, and what a none means.",
+        how_it_works,
+    ),
     DocPage(
         "verify-quote",
         "Verify a quote",

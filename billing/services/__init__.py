@@ -5,10 +5,10 @@ Split by concern: ``admission`` (trial, payment checks, claims, retries), ``sett
 answers), ``offers`` (the 402 and its counted ledger rows), ``calls`` (the call itself).
 """
 
-from billing.services.admission import admit_call
+from billing.services.admission import call_admit
 from billing.services.answers import RenderedAnswer, answer_response, request_digest
 from billing.services.calls import TIER_PAID, TIER_TRIAL, PricedCall, VerifiedPayment
-from billing.services.settlement import record_trial_use, release_call, settle_paid_call
+from billing.services.settlement import call_record_trial_use, call_release, call_settle_paid
 
 __all__ = [
     "TIER_PAID",
@@ -16,10 +16,10 @@ __all__ = [
     "PricedCall",
     "RenderedAnswer",
     "VerifiedPayment",
-    "admit_call",
     "answer_response",
-    "record_trial_use",
-    "release_call",
+    "call_admit",
+    "call_record_trial_use",
+    "call_release",
+    "call_settle_paid",
     "request_digest",
-    "settle_paid_call",
 ]

@@ -32,7 +32,7 @@ from billing.services.claims import (
     work_lease_end,
 )
 from billing.services.offers import offer_error, refusal_error, route_requirement
-from billing.services.settlement import reconcile_claim
+from billing.services.settlement import claim_reconcile
 from billing.trial import trial_day, trial_reserve
 from billing.unpaid import payment_header
 
@@ -42,7 +42,7 @@ State = PaymentClaim.State
 _BIGINT_MAX = 2**63 - 1
 
 
-def admit_call(
+def call_admit(
     *,
     route: PricedRoute,
     headers: Mapping[str, str],
@@ -246,7 +246,7 @@ def _retry(
         claim_release_abandoned(live)
         return None
     # Pending, or settling with a dead worker: the money may have moved; find out.
-    result, answer = reconcile_claim(live, payload=payload, requirements=requirements)
+    result, answer = claim_reconcile(live, payload=payload, requirements=requirements)
     if answer is None:
         # A claim from before answers were kept: the retry runs the work, already paid.
         return VerifiedPayment(

@@ -36,7 +36,7 @@ State = PaymentClaim.State
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, FacilitatorUnavailable)
 
 
-def release_call(*, call: PricedCall, outcome: str) -> None:
+def call_release(*, call: PricedCall, outcome: str) -> None:
     """The outcome is not charged: give back the trial call or free the authorization."""
     if call.payment is None:
         trial_refund(client_ip=call.client_ip, day=call.day)
@@ -50,13 +50,13 @@ def release_call(*, call: PricedCall, outcome: str) -> None:
     logger.info("billing.released", extra={"route": call.route.name, "outcome": outcome})
 
 
-def record_trial_use(*, call: PricedCall) -> None:
+def call_record_trial_use(*, call: PricedCall) -> None:
     trial_record_use(
         client_ip=call.client_ip, day=call.day, route=call.route.name, request_id=call.request_id
     )
 
 
-def settle_paid_call(*, call: PricedCall, rendered: RenderedAnswer) -> PaidAnswer:
+def call_settle_paid(*, call: PricedCall, rendered: RenderedAnswer) -> PaidAnswer:
     """Keep the answer, settle the payment, and return the answer once settled.
 
     The answer is stored in the same transaction that marks the claim settling, so a worker
@@ -100,7 +100,7 @@ def settle_paid_call(*, call: PricedCall, rendered: RenderedAnswer) -> PaidAnswe
     return answer
 
 
-def reconcile_claim(
+def claim_reconcile(
     claim: PaymentClaim, *, payload: PaymentPayload, requirements: PaymentRequirements
 ) -> tuple[SettleResponse, PaidAnswer | None]:
     """Settle again a claim that is pending or whose settling worker died: did money move?

@@ -332,6 +332,15 @@ WEB_EVIDENCE_HELP = (
 )
 
 
+class CountedFirstListField(serializers.ListField):
+    """A list over its size is refused before any member is read (and named as the list)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
 class AuthoredFactIn(StatementIn):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     authored_by = StrictCharField(
@@ -340,8 +349,12 @@ class AuthoredFactIn(StatementIn):
         help_text="Who states it: a name or handle. Required without `evidence`; with it, "
         "the credential's actor by default.",
     )
-    evidence = WebEvidenceIn(
-        many=True, required=False, max_length=MAX_WEB_EVIDENCE, help_text=WEB_EVIDENCE_HELP
+    # A ListField, not many=True: drf-spectacular documents its max_length as maxItems.
+    evidence = CountedFirstListField(
+        child=WebEvidenceIn(),
+        required=False,
+        max_length=MAX_WEB_EVIDENCE,
+        help_text=WEB_EVIDENCE_HELP,
     )
 
     def validate(self, attrs):

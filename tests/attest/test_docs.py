@@ -91,6 +91,52 @@ def _html(client, path: str) -> lxml.html.HtmlElement:
     return lxml.html.fromstring(response.content.decode())
 
 
+# The host the test client asks for; every example must name it (docs.base_url).
+HOST = "http://testserver"
+# The shell variable the ledger examples read the project's credential from.
+CREDENTIAL = "$ATTEST_CREDENTIAL"
+
+
+@dataclass
+class CurlCommand:
+    method: str
+    url: str
+    body: str | None
+    authorized: bool
+
+
+def curl_command(text: str) -> CurlCommand:
+    """A docs example, read as the shell would read it: one curl command (lines joined at a
+    trailing backslash), with only the options the docs use. Anything else fails, so a
+    page cannot show a command a reader's shell would run differently."""
+    words = shlex.split(text.replace("\\\n", " "))
+    assert words[0] == "curl", text
+    method, url, body, headers = "GET", None, None, {}
+    options = iter(words[1:])
+    for word in options:
+        if word == "-sS":
+            continue
+        if word == "-X":
+            method = next(options)
+        elif word == "-H":
+            name, _, value = next(options).partition(": ")
+            headers[name] = value
+        elif word == "-d":
+            body = next(options)
+            method = "POST" if method == "GET" else method
+        else:
+            assert not word.startswith("-") and url is None, f"unexpected {word!r} in {text}"
+            url = word
+    assert url, text
+    if body is not None:
+        assert headers.pop("Content-Type") == "application/json", text
+        json.loads(body)  # the body is JSON exactly as shown
+    authorization = headers.pop("Authorization", None)
+    assert authorization in (None, f"Bearer {CREDENTIAL}"), text
+    assert not headers, f"unexpected headers {headers} in {text}"
+    return CurlCommand(method, url, body, authorization is not None)
+
+
 @dataclass
 class Example:
     method: str
@@ -108,14 +154,16 @@ class Example:
 def _examples(tree: lxml.html.HtmlElement) -> list[Example]:
     found = []
     for block in tree.xpath("//*[@data-example]"):
-        request = block.xpath(".//*[@data-request]")[0].text_content()
-        line, _, body = request.partition("\n")
-        method, path = line.split(" ", 1)
+        command = curl_command(block.xpath(".//*[@data-request]")[0].text_content())
+        assert command.url.startswith(f"{HOST}/"), f"{command.url} is not this host's URL"
+        assert command.authorized == (block.get("data-needs") in ("credential", "ledger")), (
+            f"{command.url}: a Bearer credential on exactly the ledger's examples"
+        )
         found.append(
             Example(
-                method=method,
-                path=path.strip(),
-                body=body.strip() or None,
+                method=command.method,
+                path=command.url.removeprefix(HOST),
+                body=command.body,
                 status=int(block.xpath(".//*[@data-status]")[0].text_content()),
                 response=_documented_body(block.xpath(".//*[@data-response]")[0].text_content()),
                 shape_only=block.get("data-shape-only") is not None,
@@ -551,3 +599,162 @@ def test_the_readme_and_guides_name_only_routes_that_run(doc):
     for path in sorted(p for p in named if not p.endswith("/")):  # "/v1/…" is a prefix
         concrete = re.sub(r"\{[^}]+\}", "1", path)  # "1" fits every path converter
         assert served(concrete), f"{doc.name} names {path}, which this service does not serve"
+
+
+# --- how it works, and llms.txt ---------------------------------------------------------------
+
+
+def test_how_it_works_lists_every_content_kind_with_its_advice_and_signals(client):
+    from verification.engine.classify import ADVICE, CONTENT_KINDS
+
+    rows = _rows(_html(client, "/docs/how-it-works"), "content_kind")
+    assert [row[0] for row in rows] == list(CONTENT_KINDS)
+    for kind, signals, advice in rows:
+        assert advice == ADVICE[kind] and signals, kind
+
+
+def test_every_signal_how_it_works_names_is_one_the_code_writes():
+    from wiring.docs_guide import PDF_SIGNALS, SIGNALS
+
+    source = "".join(
+        path.read_text()
+        for path in (Path(__file__).resolve().parents[2] / "verification").rglob("*.py")
+    )
+    named = [name for rows in SIGNALS.values() for name, _ in rows] + [n for n, _ in PDF_SIGNALS]
+    assert len(named) > 25
+    for name in named:
+        if not name.startswith("status_"):
+            assert f'"{name}"' in source, f"{name} is documented but no code writes it"
+
+
+def test_how_it_works_shows_what_the_normaliser_makes_of_each_input(client):
+    from attest_core.normalise import normalise
+
+    rows = _rows(_html(client, "/docs/how-it-works"), "step")
+    shown = {row[1]: row[2] for row in rows}
+    assert shown["co[U+00AD]oper[U+200B]ation"] == "cooperation"
+    assert shown["[U+201C]it[U+2019]s[U+201D]"] == '"it\'s"'
+    assert shown["1990[U+2013]2000 [U+2014] [U+2212]5"] == "1990-2000 - -5"
+    assert normalise("\ufb01nal \uff12025").text == shown["[U+FB01]nal [U+FF12]025"] == "final 2025"
+
+
+def test_the_pages_about_verdicts_link_how_it_works(client):
+    for path in ("/docs", "/docs/verify-quote", "/docs/fetch"):
+        assert "/docs/how-it-works" in {a.get("href") for a in _html(client, path).iter("a")}
+
+
+def test_llms_txt_indexes_every_docs_page_the_schema_and_the_samples(client):
+    response = client.get("/llms.txt")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/markdown; charset=utf-8"
+    text = response.content.decode()
+    lines = text.splitlines()
+    assert lines[0] == "# Attest" and lines[2].startswith("> ")
+    links = re.findall(r"^- \[([^\]]+)\]\((http://testserver(/[^)]*))\): \S", text, re.M)
+    # Every line of a section is one link with its description.
+    assert len(links) == sum(line.startswith("- ") for line in lines)
+    paths = [path for _, _, path in links]
+    assert {f"/docs/{doc.slug}" for doc in PAGES} | {"/docs", "/v1/openapi.json"} <= set(paths)
+    assert {"/v1/sample/quote", "/v1/sample/citations", "/v1/sample/page"} <= set(paths)
+    for path in paths:
+        assert client.get(path).status_code == 200, path
+    assert client.post("/llms.txt").status_code == 405
+
+
+def test_llms_txt_names_the_host_that_asked(client, settings):
+    settings.ALLOWED_HOSTS = ["attest.example"]
+    text = client.get("/llms.txt", HTTP_HOST="attest.example").content.decode()
+    assert "(http://attest.example/docs/how-it-works)" in text
+
+
+# --- the payments page's clients pay, run as shown --------------------------------------------
+
+NODE_PACKAGES = Path(__file__).resolve().parents[1] / "node"
+
+
+def _client_block(live_server, language: str) -> tuple[str, list[str]]:
+    """The payments page's client code, as the live server serves it (so its base URL is the
+    live server's), and the output the page says it prints."""
+    import httpx
+
+    markup = httpx.get(f"{live_server.url}/docs/payments", timeout=30).text
+    [block] = lxml.html.fromstring(markup).xpath(f"//*[@data-client='{language}']")
+    code = block.xpath(".//*[@data-code]")[0].text_content()
+    assert f'"{live_server.url}"' in code, "the client calls the host serving the page"
+    return code, block.xpath(".//*[@data-output]")[0].text_content().splitlines()
+
+
+def _run_client(command: list[str], cwd: Path) -> list[str]:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PAYER_KEY"}
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()
+
+
+def _pays(live_server, service, settings, tmp_path, language, filename, command):
+    from billing.models import LocalTransfer
+
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 0  # every call pays
+    code, shown = _client_block(live_server, language)
+    for url in OUTSIDE_PAGES:  # the page it cites, served on loopback
+        code = code.replace(f'"{url}"', f'"{service.url(urlsplit(url).path)}"')
+    (tmp_path / filename).write_text(code, encoding="utf-8")
+    assert _run_client([*command, filename], tmp_path) == shown == ["200 paid exact", "settled"]
+    # Paid through the built-in local facilitator, with a key made on the spot.
+    assert LocalTransfer.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_python_client_on_the_payments_page_pays(live_server, service, settings, tmp_path):
+    import sys
+
+    _pays(live_server, service, settings, tmp_path, "python", "pay.py", [sys.executable])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_node_client_on_the_payments_page_pays(live_server, service, settings, tmp_path):
+    import shutil
+
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.skip("node and npm are not installed")
+    assert (NODE_PACKAGES / "node_modules" / "@x402" / "fetch").is_dir(), (
+        "the client's packages are missing: npm ci --prefix tests/node (.ci/run does it)"
+    )
+    (tmp_path / "node_modules").symlink_to(NODE_PACKAGES / "node_modules")
+    _pays(live_server, service, settings, tmp_path, "node", "pay.mjs", ["node"])
+
+
+def test_the_payments_page_says_a_fresh_key_pays_and_how_to_raise_the_trial(client):
+    text = _html(client, "/docs/payments").text_content()
+    assert "No testnet USDC is needed" in text and "treats any payer as funded" in text
+    assert "ATTEST_TRIAL_CALLS_PER_DAY=1000 make run" in text
+    assert 'pip install "x402[evm,httpx]"' in text and "npm install @x402/fetch" in text
+
+
+def test_a_402_message_links_the_payments_docs(api, client, settings, service):
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
+    settings.ATTEST_PUBLIC_URL = "https://attest.example"
+    url = service.url("/help/example-domains")
+    response = api.post("/v1/verify/quote", {"url": url, "quote": "x y z"}, format="json")
+    assert response.status_code == 402
+    message = response.json()["error"]["message"]
+    assert message.endswith(" https://attest.example/docs/payments"), message
+    assert client.get("/docs/payments").status_code == 200
+
+
+# Every block of code on a page is one of these: a command the tests run (data-request in a
+# data-example, data-run in data-commands, data-code in a client), what it answers (data-response,
+# data-output), or a fragment of an answer shown above (data-fragment): none escapes the tests.
+PRE_KINDS = {"data-request", "data-response", "data-run", "data-output", "data-code"}
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=[doc.slug for doc in PAGES])
+def test_every_block_of_code_on_a_page_is_run_or_shows_an_answer(client, doc):
+    for pre in _html(client, f"/docs/{doc.slug}").iter("pre"):
+        kinds = set(pre.attrib) & (PRE_KINDS | {"data-fragment"})
+        assert len(kinds) == 1, (doc.slug, pre.text_content()[:80])
+        if "data-fragment" in kinds:
+            assert not re.match(r"\s*(curl|GET|POST|python|node)\b", pre.text_content())

@@ -221,3 +221,10 @@ def test_decorator_on_a_single_handler_prices_it(api, payer):
     assert response.status_code == 200
     assert response.json()["tier"] == "paid"
     assert decode_payment_response_header(response["PAYMENT-RESPONSE"]).success
+
+
+def test_priced_handler_gets_its_call_as_an_argument_not_on_the_request(api, payer):
+    offered = decode_offer(api.get("/v1/test-method/fetch"))
+    body = api.get("/v1/test-method/fetch", HTTP_PAYMENT_SIGNATURE=payer.pay(offered)).json()
+    assert (body["seen_tier"], body["seen_payer"]) == ("paid", payer.address.lower())
+    assert body["billing_on_request"] == []

@@ -52,30 +52,27 @@ class Body(serializers.Serializer):
 
 
 def priced_test_view(route: str):
-    @priced(route)
+    def precheck(request):
+        body = Body(data=request.data)
+        body.is_valid(raise_exception=True)
+        return body.validated_data
+
+    @priced(route, precheck=precheck, trial_size=lambda data: data["citations"])
     class PricedTestView(APIView):
-        def precheck(self, request):
-            body = Body(data=request.data)
-            body.is_valid(raise_exception=True)
-            return body.validated_data
-
-        def trial_size(self, request) -> int:
-            return request.prechecked["citations"]
-
         @extend_schema(
             request=Body,
             parameters=PAYMENT_PARAMETERS,
             responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, **PAYMENT_RESPONSES},
         )
-        def post(self, request):
-            outcome = request.prechecked["outcome"]
+        def post(self, request, *, call):
+            outcome = call.prechecked["outcome"]
             if outcome in UNCHARGED:
                 raise UNCHARGED[outcome]()
             if outcome == "crash":
                 raise RuntimeError("the work broke")
             if outcome == "overrun":
                 # As if this work outlived its lease and a retry freed the claim meanwhile.
-                PaymentClaim.objects.filter(pk=request.payment.claim.pk).update(
+                PaymentClaim.objects.filter(pk=call.payment.claim.pk).update(
                     state="released", outcome="abandoned_mid_work", lease_until=None
                 )
                 outcome = "real"
@@ -86,8 +83,8 @@ def priced_test_view(route: str):
             return Response(
                 {
                     "page": PAGES[outcome],
-                    "seen_tier": request.tier,
-                    "seen_payer": request.payment.payer if request.payment else None,
+                    "seen_tier": call.tier,
+                    "seen_payer": call.payment.payer if call.payment else None,
                     # Which request's work produced this answer: a stored answer sent again
                     # names the first request, work done again names the retry (by the
                     # caller's X-Request-ID when it sent one, else the server's ID).
@@ -102,8 +99,18 @@ class MethodPricedView(APIView):
     """The decorator on one handler instead of the class."""
 
     @priced("fetch")
-    def get(self, request):
-        return Response({"page": PAGES["real"], "seen_tier": request.tier})
+    def get(self, request, *, call):
+        return Response(
+            {
+                "page": PAGES["real"],
+                "seen_tier": call.tier,
+                "seen_payer": call.payment.payer if call.payment else None,
+                # billing hands the handler its context; it hangs nothing on the request
+                "billing_on_request": [
+                    name for name in ("prechecked", "tier", "payment") if hasattr(request, name)
+                ],
+            }
+        )
 
 
 urlpatterns = [path(f"v1/test/{name}", priced_test_view(name)) for name in PRICED_ROUTES]

@@ -93,3 +93,16 @@ def test_authored_retracted_and_conflict_responses_match_the_schema(ledger, sche
     again = ledger.client.post(path, body, format="json")
     assert again.status_code == 409
     assert_matches_schema(schema, "/v1/facts/{fact_id}/retract", "post", again)
+
+
+def test_the_schema_bounds_an_authored_record_s_evidence_as_the_server_does(ledger, schema):
+    from citations.serializers import MAX_WEB_EVIDENCE
+
+    evidence = schema["components"]["schemas"]["AuthoredFactInRequest"]["properties"]["evidence"]
+    assert evidence["maxItems"] == MAX_WEB_EVIDENCE == 20
+    body = {"subject": "u", "predicate": "likes", "statement": "Likes tea.", "authored_by": "ana"}
+    over = ledger.client.post(
+        "/v1/facts", {**body, "evidence": [{}] * (MAX_WEB_EVIDENCE + 1)}, format="json"
+    )
+    assert over.status_code == 400
+    assert over.json()["error"]["details"]["field"] == "evidence"

@@ -85,8 +85,8 @@ def test_refused_or_uncharged_batches_can_be_filtered(admin_client, pages, batch
     assert f"/admin/verification/batch/{clean.pk}/change/".encode() not in listing.content
 
 
-def test_refusal_tallies_are_shown_read_only(admin_client, api):
-    api.post("/v1/verify/quote", {"url": "http://no!such.invalid/", "quote": "x"}, format="json")
+def test_refusal_tallies_are_shown_read_only(admin_client, api, dns_server):
+    api.post("/v1/verify/quote", {"url": "http://no-such.invalid/", "quote": "x"}, format="json")
     listing = admin_client.get("/admin/verification/refusaltally/")
     assert listing.status_code == 200
     assert b"host_not_found" in listing.content

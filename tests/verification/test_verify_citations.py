@@ -283,10 +283,10 @@ def test_robots_disallow_refuses_the_whole_batch_before_payment(api, pages, two_
 
 # --- dead domains -----------------------------------------------------------------------------
 
-DEAD = "http://no!such-host.invalid/page"  # glibc refuses the name locally: no DNS query
+DEAD = "http://no-such-host.invalid/page"  # NXDOMAIN from the loopback DNS server
 
 
-def test_a_dead_host_is_a_result_and_the_batch_is_charged(api, two_pages):
+def test_a_dead_host_is_a_result_and_the_batch_is_charged(api, two_pages, dns_server):
     article, _ = two_pages
     citations = [{"url": DEAD, "quote": "anything"}, {"url": article, "quote": "deeply"}]
     response = _post(api, citations=citations)
@@ -304,8 +304,8 @@ def test_a_dead_host_is_a_result_and_the_batch_is_charged(api, two_pages):
     assert Verification.objects.get().outcome == "answered"
 
 
-def test_no_url_resolving_is_422_host_not_found_before_any_offer(api):
-    citations = [{"url": DEAD, "quote": "a"}, {"url": "http://no!such.invalid/", "quote": "b"}]
+def test_no_url_resolving_is_422_host_not_found_before_any_offer(api, dns_server):
+    citations = [{"url": DEAD, "quote": "a"}, {"url": "http://no-such.invalid/", "quote": "b"}]
     response = _post(api, citations=citations)
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "host_not_found"
@@ -396,7 +396,7 @@ def test_robots_met_at_a_redirect_refuses_the_batch_uncharged(api, pages, two_pa
     assert Verification.objects.get().error_code == "robots_disallowed"
 
 
-def test_a_redirect_to_a_dead_host_is_a_dead_page_result(api, pages):
+def test_a_redirect_to_a_dead_host_is_a_dead_page_result(api, pages, dns_server):
     pages.routes["/jump"] = redirect(DEAD)
     body = _post(api, citations=[{"url": pages.url("/jump"), "quote": "x"}]).json()
     assert body["results"][0]["content_kind"] == "http_error"

@@ -253,9 +253,9 @@ def test_a_url_of_2048_characters_is_accepted(api, pages):
 # --- refusals ------------------------------------------------------------------------
 
 
-def test_a_host_that_does_not_resolve_is_422_host_not_found(api):
-    # glibc refuses this name locally, so the test sends no DNS query.
-    response = _post(api, url="http://no!such-host.invalid/page", quote="anything")
+def test_a_host_that_does_not_resolve_is_422_host_not_found(api, dns_server):
+    # The loopback DNS server (dns_server) answers NXDOMAIN: no query leaves the machine.
+    response = _post(api, url="http://no-such-host.invalid/page", quote="anything")
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "host_not_found"
     # Refused before payment: counted in the hour's tally, not written as a record of its own.
@@ -264,9 +264,9 @@ def test_a_host_that_does_not_resolve_is_422_host_not_found(api):
     assert (tally.route, tally.error_code, tally.count) == ("verify/quote", "host_not_found", 1)
 
 
-def test_refusals_before_payment_are_tallied_one_small_row_per_code(api, pages, canary):
+def test_refusals_before_payment_are_tallied_one_small_row_per_code(api, pages, canary, dns_server):
     for _ in range(20):
-        assert _post(api, url="http://no!such-host.invalid/page", quote="x").status_code == 422
+        assert _post(api, url="http://no-such-host.invalid/page", quote="x").status_code == 422
         assert _post(api, url=canary.url("/"), quote="x").status_code == 403
     assert not Verification.objects.exists()
     counts = dict(RefusalTally.objects.values_list("error_code", "count"))
@@ -626,3 +626,12 @@ def test_passages_never_get_match_too_costly(api, huge_text_page):
     response = _post(api, url=url, quote="lorem ipsum dolor " * 50, match="passages")
     assert response.status_code == 200
     assert response.json()["result"]["match"] == "passages"
+
+
+@pytest.mark.parametrize("host", ["a*b", "*.example.org", "a..b"])
+def test_a_host_name_no_resolver_could_look_up_is_400_before_dns(api, dns_server, host):
+    response = _post(api, url=f"http://{host}/", quote="x")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["details"]["field"]) == ("invalid_request", "url")
+    assert dns_server.queries == []

@@ -74,8 +74,8 @@ def test_a_404_page_result_is_charged(api, pages):
     assert PaymentClaim.objects.get().state == "settled"
 
 
-def test_host_not_found_is_refused_before_any_offer(api):
-    response = _post(api, url="http://no!such-host.invalid/page", quote="x")
+def test_host_not_found_is_refused_before_any_offer(api, dns_server):
+    response = _post(api, url="http://no-such-host.invalid/page", quote="x")
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "host_not_found"
     assert "PAYMENT-REQUIRED" not in response
@@ -89,9 +89,9 @@ def test_blocked_address_is_refused_before_any_offer(api, canary):
     assert canary.paths() == []
 
 
-def test_host_not_found_is_not_charged_and_the_payment_pays_later(api, article):
+def test_host_not_found_is_not_charged_and_the_payment_pays_later(api, article, dns_server):
     payment = _pay(api, article)
-    refused = _post(api, url="http://no!such-host.invalid/page", quote="x", payment=payment)
+    refused = _post(api, url="http://no-such-host.invalid/page", quote="x", payment=payment)
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "host_not_found"
     assert not LocalTransfer.objects.exists()

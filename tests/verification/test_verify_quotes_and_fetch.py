@@ -110,11 +110,11 @@ def test_every_quote_failing_is_422_and_not_charged(api, pages):
     assert not LocalTransfer.objects.exists()
 
 
-def test_a_host_that_does_not_resolve_is_422_for_verify_quotes(api):
-    response = _post(api, "verify/quotes", url="http://no!such-host.invalid/", quotes=["x"])
+def test_a_host_that_does_not_resolve_is_422_for_verify_quotes(api, dns_server):
+    response = _post(api, "verify/quotes", url="http://no-such-host.invalid/", quotes=["x"])
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "host_not_found"
-    assert response.json()["error"]["details"]["hosts"] == ["no!such-host.invalid"]
+    assert response.json()["error"]["details"]["hosts"] == ["no-such-host.invalid"]
 
 
 @pytest.mark.parametrize("route", ["verify/quotes", "verify/citations"])

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from attest.schema import error_response
 from billing.client_ip import client_ip
-from billing.decorators import priced
+from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from verification.api.serializers import (
     VerifyCitationsInput,
@@ -54,7 +54,50 @@ def _options(data: dict) -> MatchOptions:
     return MatchOptions(data["match"], data["case_sensitive"], data["threshold"])
 
 
-@priced("verify/citations", recorder=PAID_ANSWERS)
+def admit_citations_request(request: Request) -> batches.AdmittedBatch:
+    """The request, the caller's limits, the match queue, then every URL: before payment."""
+    serializer = VerifyCitationsInput(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    return batches.batch_admit(
+        route=batches.ROUTE_CITATIONS,
+        urls=[citation["url"] for citation in data["citations"]],
+        raw_quotes=[citation["quote"] for citation in data["citations"]],
+        options=_options(data),
+        quote_field=lambda i: f"citations[{i}].quote",
+        url_field=lambda i: f"citations[{i}].url",
+        client_ip=client_ip(request),
+        request_id=request.request_id,
+    )
+
+
+def admit_quotes_request(request: Request) -> batches.AdmittedBatch:
+    """The request, the caller's limits, the match queue, then the URL: before payment."""
+    serializer = VerifyQuotesInput(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    return batches.batch_admit(
+        route=batches.ROUTE_QUOTES,
+        urls=[data["url"]] * len(data["quotes"]),
+        raw_quotes=data["quotes"],
+        options=_options(data),
+        quote_field=lambda i: f"quotes[{i}]",
+        url_field=lambda i: "url",
+        client_ip=client_ip(request),
+        request_id=request.request_id,
+    )
+
+
+def _citation_count(batch: batches.AdmittedBatch) -> int:
+    return len(batch.items)
+
+
+@priced(
+    "verify/citations",
+    precheck=admit_citations_request,
+    trial_size=_citation_count,
+    recorder=PAID_ANSWERS,
+)
 class VerifyCitationsView(APIView):
     """POST /v1/verify/citations: 1 to 10 quote/URL pairs in one batch. US$0.10, or a trial."""
 
@@ -93,32 +136,13 @@ class VerifyCitationsView(APIView):
         ],
         tags=["verification"],
     )
-    def post(self, request: Request) -> Response:
-        batch = request.prechecked
-        run = batches.run_batch(batch=batch, request_id=request.request_id, tier=request.tier)
-        return Response(batches.citations_answer(run, batch, tier=request.tier))
-
-    def precheck(self, request: Request) -> batches.AdmittedBatch:
-        """The request, the caller's limits, the match queue, then every URL: before payment."""
-        serializer = VerifyCitationsInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        return batches.admit_batch(
-            route=batches.ROUTE_CITATIONS,
-            urls=[citation["url"] for citation in data["citations"]],
-            raw_quotes=[citation["quote"] for citation in data["citations"]],
-            options=_options(data),
-            quote_field=lambda i: f"citations[{i}].quote",
-            url_field=lambda i: f"citations[{i}].url",
-            client_ip=client_ip(request),
-            request_id=request.request_id,
-        )
-
-    def trial_size(self, request: Request) -> int:
-        return len(request.prechecked.items)
+    def post(self, request: Request, *, call: PricedCallContext) -> Response:
+        batch = call.prechecked
+        run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
+        return Response(batches.citations_answer(run, batch, tier=call.tier))
 
 
-@priced("verify/quotes", recorder=PAID_ANSWERS)
+@priced("verify/quotes", precheck=admit_quotes_request, recorder=PAID_ANSWERS)
 class VerifyQuotesView(APIView):
     """POST /v1/verify/quotes: 1 to 20 quotes on one page. US$0.08, or a trial call."""
 
@@ -136,22 +160,7 @@ class VerifyQuotesView(APIView):
         responses={200: VerifyQuotesOutput, **PAYMENT_RESPONSES, **_BATCH_ERRORS},
         tags=["verification"],
     )
-    def post(self, request: Request) -> Response:
-        batch = request.prechecked
-        run = batches.run_batch(batch=batch, request_id=request.request_id, tier=request.tier)
-        return Response(batches.quotes_answer(run, batch, tier=request.tier))
-
-    def precheck(self, request: Request) -> batches.AdmittedBatch:
-        serializer = VerifyQuotesInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        return batches.admit_batch(
-            route=batches.ROUTE_QUOTES,
-            urls=[data["url"]] * len(data["quotes"]),
-            raw_quotes=data["quotes"],
-            options=_options(data),
-            quote_field=lambda i: f"quotes[{i}]",
-            url_field=lambda i: "url",
-            client_ip=client_ip(request),
-            request_id=request.request_id,
-        )
+    def post(self, request: Request, *, call: PricedCallContext) -> Response:
+        batch = call.prechecked
+        run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
+        return Response(batches.quotes_answer(run, batch, tier=call.tier))

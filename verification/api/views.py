@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from attest.errors import InvalidRequest
 from attest.schema import error_response
-from billing.decorators import priced
+from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.unpaid import unpaid_limited
 from verification.api.serializers import (
@@ -49,7 +49,29 @@ _UNSUPPORTED_MEDIA = {
 }
 
 
-@priced("verify/quote", recorder=PAID_ANSWERS)
+def admit_quote_request(request: Request) -> dict:
+    """Every check verify/quote makes before payment: the request, the URL's host, robots.txt."""
+    serializer = VerifyQuoteInput(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = dict(serializer.validated_data)
+    data["target"] = services.url_admit(
+        url=data["url"], route=services.ROUTE_QUOTE, request_id=request.request_id
+    )
+    return data
+
+
+def admit_fetch_request(request: Request) -> dict:
+    """Every check fetch makes before payment: the request, the URL's host, robots.txt."""
+    serializer = FetchInput(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = dict(serializer.validated_data)
+    data["target"] = services.url_admit(
+        url=data["url"], route=services.ROUTE_FETCH, request_id=request.request_id
+    )
+    return data
+
+
+@priced("verify/quote", precheck=admit_quote_request, recorder=PAID_ANSWERS)
 class VerifyQuoteView(APIView):
     """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
 
@@ -87,32 +109,22 @@ class VerifyQuoteView(APIView):
         ],
         tags=["verification"],
     )
-    def post(self, request: Request) -> Response:
-        data = request.prechecked  # validated by precheck, before payment
+    def post(self, request: Request, *, call: PricedCallContext) -> Response:
+        data = call.prechecked  # validated and admitted before payment
         return Response(
-            services.verify_quote(
+            services.quote_verify(
                 target=data["target"],
                 quote=data["quote"],
                 mode=data["match"],
                 case_sensitive=data["case_sensitive"],
                 threshold=data["threshold"],
                 request_id=request.request_id,
-                tier=request.tier,
+                tier=call.tier,
             )
         )
 
-    def precheck(self, request: Request) -> dict:
-        """Every check made before payment: the request, then the URL's host and robots.txt."""
-        serializer = VerifyQuoteInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        data["target"] = services.admit_url(
-            url=data["url"], route=services.ROUTE_QUOTE, request_id=request.request_id
-        )
-        return data
 
-
-@priced("fetch", recorder=PAID_ANSWERS)
+@priced("fetch", precheck=admit_fetch_request, recorder=PAID_ANSWERS)
 class FetchView(APIView):
     """POST /v1/fetch: one page's verdict and normalised text, signed. US$0.01, or a trial call."""
 
@@ -140,23 +152,14 @@ class FetchView(APIView):
         },
         tags=["verification"],
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request, *, call: PricedCallContext) -> Response:
         return Response(
-            services.fetch_text(
-                target=request.prechecked["target"],
+            services.page_text_fetch(
+                target=call.prechecked["target"],
                 request_id=request.request_id,
-                tier=request.tier,
+                tier=call.tier,
             )
         )
-
-    def precheck(self, request: Request) -> dict:
-        serializer = FetchInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        data["target"] = services.admit_url(
-            url=data["url"], route=services.ROUTE_FETCH, request_id=request.request_id
-        )
-        return data
 
 
 @unpaid_limited

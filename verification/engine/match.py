@@ -349,8 +349,13 @@ class _Haystack:
             return int(self._grow_from[k]), i > at
         return i - int(self._grow_extra[: k + 1].sum()), False
 
+    @property
+    def folding_grows(self) -> bool:
+        """Whether folding made some character longer (folded and original offsets differ)."""
+        return bool(len(self._grow_at))
+
     def is_boundary(self, i: int) -> bool:
-        return not len(self._grow_at) or not self._locate(i)[1]
+        return not self.folding_grows or not self._locate(i)[1]
 
     def to_original(self, start: int, end: int) -> tuple[int, int]:
         """Map a folded span to the original, widened to whole characters."""
@@ -367,7 +372,7 @@ def _exact(hay: _Haystack, folded_quote: str) -> tuple[int, int, int] | None:
     if needle is None:
         return None
     size = len(folded_quote)
-    if hay.codes.itemsize == 1 and not len(hay._grow_at):
+    if hay.codes.itemsize == 1 and not hay.folding_grows:
         first = hay.data.find(needle)
         # Counting from the first hit counts the same non-overlapping hits as from 0.
         return None if first == -1 else (first, first + size, hay.data.count(needle, first))
@@ -817,7 +822,7 @@ def match_quote(
         # The filter is lossless: no span within the threshold's edits.
         return replace(_NO_MATCH, work=needed)
     edits, start, end = found
-    if len(hay._grow_at):
+    if hay.folding_grows:
         # Folding made some characters longer: the span is widened to whole
         # characters (a span without edits may lie on part of one, as no exact
         # hit exists) and scored again on them.

@@ -29,6 +29,11 @@ NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215
 
 # WHATWG forbidden host code points, plus controls: such a host is not a URL host at all.
 _FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+# What a resolver can look up: dot-separated labels of 1 to 63 letters, digits, hyphens
+# (and the underscores some real names carry). Anything else ("a*b", "a..b") is refused
+# before DNS is asked at all.
+_DNS_NAME = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*")
+MAX_HOST_LENGTH = 253
 
 
 class InvalidURL(ValueError):
@@ -137,6 +142,11 @@ def parse_url(url: str) -> ParsedURL:
         host = host.rstrip(".") if ip is None else host
         if not host:
             raise InvalidURL("The URL has no host.")
+        if ip is None and (len(host) > MAX_HOST_LENGTH or not _DNS_NAME.fullmatch(host)):
+            raise InvalidURL(
+                "The host is not a valid host name (letters, digits and hyphens in labels "
+                "of at most 63 characters, separated by dots)."
+            )
     port = port or (443 if scheme == "https" else 80)
     target = parts.path or "/"
     if parts.query:

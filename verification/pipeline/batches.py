@@ -27,7 +27,7 @@ from verification.network.addresses import parse_url
 from verification.network.fetch import FetchResult, HostNotFound, Target, check_url
 from verification.network.robots import ensure_robots_allow
 from verification.pipeline.pages import Page, dead_page
-from verification.pipeline.records import item_record, record_verification, recorded, tally_refusal
+from verification.pipeline.records import item_record, recorded, refusal_tally, verification_record
 from verification.pipeline.steps import (
     MatchOptions,
     MatchTooCostlyError,
@@ -144,7 +144,7 @@ def _admit_urls(
     return outcomes
 
 
-def admit_batch(
+def batch_admit(
     *,
     route: str,
     urls: list[str],
@@ -185,7 +185,7 @@ def admit_batch(
         if all(target is None for target in targets):
             raise AllHostsNotFound(details={"hosts": sorted({parse_url(u).host for u in written})})
     except AttestError as exc:
-        tally_refusal(route=route, error=exc, request_id=request_id, url=urls[0])
+        refusal_tally(route=route, error=exc, request_id=request_id, url=urls[0])
         raise
     return AdmittedBatch(
         route=route,
@@ -225,7 +225,7 @@ def _pages(batch: AdmittedBatch, fetched: list[FetchResult | None]) -> list[Page
     ]
 
 
-def match_batch(
+def batch_match(
     pages: list[Page], items: list[BatchItem], options: MatchOptions
 ) -> list[dict[str, Any]]:
     """Match every quote on its page, in page order, from one shared fuzzy budget.
@@ -267,7 +267,7 @@ def summarise(results: list[dict[str, Any]], *, mode: str) -> dict[str, int]:
     return summary
 
 
-def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
+def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     """Fetch, read, match and sign an admitted batch; record it however it ends.
 
     Raises RateLimited (uncharged_failures) when the caller's last bucket place went
@@ -282,7 +282,7 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
 
     def record(error: AttestError | None) -> None:
         outcomes = results or [{"match": None, "score": None}] * len(batch.items)
-        record_verification(
+        verification_record(
             route=batch.route,
             request_id=request_id,
             tier=tier,
@@ -314,7 +314,7 @@ def run_batch(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 if place is not None:
                     place.wait_turn()
                 started = time.monotonic()
-                results = match_batch(pages, batch.items, batch.options)
+                results = batch_match(pages, batch.items, batch.options)
                 timings.match_ms = (time.monotonic() - started) * 1000
             failed = [i for i, result in enumerate(results) if "error" in result]
             if len(failed) == len(results):

@@ -52,7 +52,7 @@ def item_record(result: dict[str, Any], *, page_index: int) -> dict[str, Any]:
     }
 
 
-def record_verification(
+def verification_record(
     *,
     route: str,
     request_id: str,
@@ -111,7 +111,7 @@ def recorded(record: Callable[[AttestError | None], None]) -> Iterator[None]:
     record(None)
 
 
-def tally_refusal(*, route: str, error: AttestError, request_id: str, url: str = "") -> None:
+def refusal_tally(*, route: str, error: AttestError, request_id: str, url: str = "") -> None:
     """Count a request refused before payment in its hour's tally row (one small row at most)."""
     now = timezone.now()
     hour = now.replace(minute=0, second=0, microsecond=0)

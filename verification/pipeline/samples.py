@@ -11,7 +11,7 @@ from django.conf import settings
 
 from verification.network.fetch import FetchResult
 from verification.pipeline import batches
-from verification.pipeline.services import answer_quote
+from verification.pipeline.services import quote_answer
 from verification.pipeline.steps import MatchOptions, normalised_quote
 
 ROUTE_SAMPLE = "sample/quote"
@@ -65,7 +65,7 @@ def sample_quote(
 ) -> dict[str, Any]:
     """verify/quote's pipeline on one demo page: no network, no charge."""
     url = sample_page_url(page_name)
-    return answer_quote(
+    return quote_answer(
         route=ROUTE_SAMPLE,
         request_id=request_id,
         tier="sample",
@@ -94,5 +94,5 @@ def sample_citations(*, request_id: str) -> dict[str, Any]:
         client_ip="",
         limited=False,
     )
-    run = batches.run_batch(batch=batch, request_id=request_id, tier="sample")
+    run = batches.batch_run(batch=batch, request_id=request_id, tier="sample")
     return batches.citations_answer(run, batch, tier="sample")

@@ -14,7 +14,7 @@ from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkB
 from verification.network.fetch import FetchResult, Target, check_url
 from verification.network.robots import ensure_robots_allow
 from verification.pipeline.pages import Page
-from verification.pipeline.records import record_verification, recorded, tally_refusal
+from verification.pipeline.records import recorded, refusal_tally, verification_record
 from verification.pipeline.steps import (
     MatchOptions,
     Timings,
@@ -32,7 +32,7 @@ ROUTE_QUOTE = "verify/quote"
 ROUTE_FETCH = "fetch"
 
 
-def admit_url(*, url: str, route: str, request_id: str) -> Target:
+def url_admit(*, url: str, route: str, request_id: str) -> Target:
     """The page checks made before payment: the host resolves, every address is public,
     and robots.txt lets us fetch the path.
 
@@ -45,12 +45,12 @@ def admit_url(*, url: str, route: str, request_id: str) -> Target:
     except AttestError as exc:
         if isinstance(exc, Blocked):
             exc.details.setdefault("field", "url")
-        tally_refusal(route=route, error=exc, request_id=request_id, url=url)
+        refusal_tally(route=route, error=exc, request_id=request_id, url=url)
         raise
     return target
 
 
-def answer_quote(
+def quote_answer(
     *,
     route: str,
     request_id: str,
@@ -67,7 +67,7 @@ def answer_quote(
     result: dict | None = None
 
     def record(error: AttestError | None) -> None:
-        record_verification(
+        verification_record(
             route=route,
             request_id=request_id,
             tier=tier,
@@ -112,7 +112,7 @@ def answer_quote(
     }
 
 
-def verify_quote(
+def quote_verify(
     *,
     target: Target,
     quote: str,
@@ -128,7 +128,7 @@ def verify_quote(
     NotOnEdge (501) for a PDF on an edge server, OverCapacity (503 pdf_queue_full),
     MatchTooCostlyError (422).
     """
-    return answer_quote(
+    return quote_answer(
         route=ROUTE_QUOTE,
         request_id=request_id,
         tier=tier,
@@ -139,17 +139,17 @@ def verify_quote(
     )
 
 
-def fetch_text(*, target: Target, request_id: str, tier: str) -> dict[str, Any]:
+def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, Any]:
     """Fetch an admitted page and return its verdict and normalised text, signed.
 
     The receipt signs the page's ``normalised_sha256``, so anyone can check ``text``
-    (and offsets into it) against the receipt alone. Errors as for verify_quote.
+    (and offsets into it) against the receipt alone. Errors as for quote_verify.
     """
     timings = Timings()
     page: Page | None = None
 
     def record(error: AttestError | None) -> None:
-        record_verification(
+        verification_record(
             route=ROUTE_FETCH,
             request_id=request_id,
             tier=tier,
