@@ -47,6 +47,7 @@ from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_url
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES
 from wiring.docs_guide import how_it_works
 from wiring.docs_tables import price_of, prices
+from wiring.mcp.tools import TOOLS
 
 
 def _verify_quote() -> dict[str, Any]:
@@ -209,6 +210,10 @@ class DocPage:
         return f"docs/{self.slug.replace('-', '_')}.html"
 
 
+def _mcp() -> dict[str, Any]:
+    return {"tools": TOOLS}
+
+
 # The navigation's order. A page is linked from anywhere only once it is listed here.
 PAGES: tuple[DocPage, ...] = (
     DocPage(
@@ -265,6 +270,13 @@ PAGES: tuple[DocPage, ...] = (
         "Python client and CLI",
         "pip install ./clients/python: every route from Python, payment, the attest command.",
         dict,
+        group="Service",
+    ),
+    DocPage(
+        "mcp",
+        "MCP server",
+        "POST /mcp and attest mcp: the tools for an MCP client, paid over x402.",
+        _mcp,
         group="Service",
     ),
     DocPage(

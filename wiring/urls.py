@@ -6,11 +6,13 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from attest import views
 from wiring import dashboard, docs, llms
+from wiring.mcp.views import mcp_endpoint
 
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.healthz, name="healthz"),
     path("llms.txt", llms.llms_txt, name="llms-txt"),
+    path("mcp", mcp_endpoint, name="mcp"),
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/api", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("", include(docs.urlpatterns)),

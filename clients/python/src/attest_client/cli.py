@@ -3,8 +3,8 @@
 Reads ``ATTEST_URL`` (the service, default http://127.0.0.1:8000), ``ATTEST_PAYER_KEY`` (a
 hex EVM private key: priced calls are paid with it) and ``ATTEST_CREDENTIAL`` (a project's
 bearer credential, for the ledger). Answers are JSON on stdout; errors go to stderr as the
-API's error object. Subcommands are rows of ``COMMANDS``: a new front end (``attest mcp``)
-adds one.
+API's error object. Subcommands are rows of ``COMMANDS``; ``attest mcp`` serves the
+service's MCP tools over stdio (attest_client.mcp_stdio).
 """
 
 from __future__ import annotations
@@ -257,6 +257,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser(
+        "mcp",
+        help="serve the service's MCP tools over stdio, forwarded to $ATTEST_URL/mcp",
+        description="Serve Attest's MCP tools over stdio for a local MCP client, each call "
+        "forwarded to the service's /mcp; ATTEST_PAYER_KEY pays priced tools through the "
+        "x402 SDK's MCP client, ATTEST_CREDENTIAL adds the ledger's tools.",
+    )
+    commands.add_parser(
         "check",
         help="check a receipt offline (attest check RECEIPT --jwks FILE_OR_URL; -h for more)",
         add_help=False,
@@ -285,6 +292,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["check"]:
         return check.main(argv[1:], prog="attest check")
     args = _parser().parse_args(argv)
+    if args.command == "mcp":
+        from attest_client import mcp_stdio  # the MCP SDK loads only for this command
+
+        return mcp_stdio.run(
+            args.service_url or os.environ.get("ATTEST_URL") or DEFAULT_URL,
+            credential=os.environ.get("ATTEST_CREDENTIAL") or None,
+            payer_key=os.environ.get("ATTEST_PAYER_KEY") or None,
+        )
     try:
         with _client(args) as client:
             if args.command in STREAMED:

@@ -1,0 +1,231 @@
+"""``Attest``: one method per route of the service, typed answers, payment and retries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+from urllib.parse import quote as url_quote
+
+import httpx
+
+from attest_client.check import check_receipt as check_offline_receipt
+from attest_client.errors import AttestError
+from attest_client.transport import Payer, Transport
+from attest_client.types import (
+    Erasure,
+    Fact,
+    FactPage,
+    FetchAnswer,
+    Jwks,
+    ObservationsAnswer,
+    Rebuild,
+    ReceiptVerifyAnswer,
+    VerifyCitationsAnswer,
+    VerifyQuoteAnswer,
+    VerifyQuotesAnswer,
+)
+from attest_core.check_findings import CheckReport
+
+
+def _body(required: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The request body: the required fields, then the options that were given."""
+    return {**required, **{k: v for k, v in options.items() if v is not None}}
+
+
+class Attest:
+    """A client of one Attest service.
+
+    ``payer_key`` (a hex EVM private key) pays priced calls through the x402 SDK once the
+    free trial is spent; ``credential`` (a project's bearer credential) opens the fact
+    ledger. A refusal raises :class:`AttestError` with the API's code, message, details
+    and HTTP status.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        payer_key: str | None = None,
+        credential: str | None = None,
+        *,
+        timeout: float = 120.0,
+        http: httpx.Client | None = None,
+    ) -> None:
+        payer = Payer(payer_key) if payer_key else None
+        self.transport = Transport(
+            base_url, credential=credential, payer=payer, timeout=timeout, http=http
+        )
+
+    @property
+    def base_url(self) -> str:
+        return self.transport.base_url
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> Attest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _json(self, method: str, path: str, body: Any = None, params: Any = None) -> Any:
+        return self.transport.request(method, path, body=body, params=params).json()
+
+    # --- verification ---------------------------------------------------------------
+
+    def verify_quote(self, url: str, quote: str, **options: Any) -> VerifyQuoteAnswer:
+        """POST /v1/verify/quote. Options: ``match`` ("fuzzy", "exact", "passages"),
+        ``case_sensitive``, ``threshold``."""
+        return self._json("POST", "/v1/verify/quote", _body({"url": url, "quote": quote}, options))
+
+    def verify_quotes(self, url: str, quotes: Sequence[str], **options: Any) -> VerifyQuotesAnswer:
+        """POST /v1/verify/quotes: several quotes on one page, one fetch."""
+        body = _body({"url": url, "quotes": list(quotes)}, options)
+        return self._json("POST", "/v1/verify/quotes", body)
+
+    def verify_citations(
+        self, citations: Sequence[Mapping[str, str]], **options: Any
+    ) -> VerifyCitationsAnswer:
+        """POST /v1/verify/citations: ``[{url, quote}, ...]``, each page fetched once."""
+        body = _body({"citations": [dict(c) for c in citations]}, options)
+        return self._json("POST", "/v1/verify/citations", body)
+
+    def fetch(self, url: str) -> FetchAnswer:
+        """POST /v1/fetch: the page's normalised text, as the matcher reads it."""
+        return self._json("POST", "/v1/fetch", {"url": url})
+
+    def sample_quote(self) -> VerifyQuoteAnswer:
+        """GET /v1/sample/quote: a free, signed sample answer."""
+        return self._json("GET", "/v1/sample/quote")
+
+    def sample_citations(self) -> VerifyCitationsAnswer:
+        """GET /v1/sample/citations: a free, signed sample batch answer."""
+        return self._json("GET", "/v1/sample/citations")
+
+    def sample_page(self, *, missing: bool = False) -> str:
+        """GET /v1/sample/page, the sample's HTML page; ``missing=True``: GET
+        /v1/sample/missing, the demo page that is not there (a 404 by design)."""
+        if missing:
+            accept = {"Accept": "text/html"}
+            return self.transport.request(
+                "GET", "/v1/sample/missing", headers=accept, accept=(404,)
+            ).text
+        return self.transport.request(
+            "GET", "/v1/sample/page", headers={"Accept": "text/html"}
+        ).text
+
+    # --- receipts -------------------------------------------------------------------
+
+    def jwks(self) -> Jwks:
+        """GET /.well-known/jwks.json: the public keys receipts are signed with."""
+        return self._json("GET", "/.well-known/jwks.json")
+
+    def receipt_verify(
+        self,
+        receipt: str,
+        *,
+        text: str | None = None,
+        quote: str | None = None,
+        page: int | None = None,
+    ) -> ReceiptVerifyAnswer:
+        """POST /v1/receipt/verify: the service checks a receipt (``valid`` false is an
+        answer, not an error)."""
+        body = _body({"receipt": receipt}, {"text": text, "quote": quote, "page": page})
+        return self._json("POST", "/v1/receipt/verify", body)
+
+    def check_receipt(
+        self,
+        receipt: str | Mapping[str, Any],
+        *,
+        jwks: Mapping[str, Any] | str | None = None,
+        text: str | Sequence[str] | None = None,
+        quote: str | Sequence[str] | None = None,
+    ) -> CheckReport:
+        """Check a receipt (or a whole answer) offline, as ``attest check`` does; ``jwks``
+        defaults to this service's, fetched once."""
+        return check_offline_receipt(
+            receipt, jwks=self.jwks() if jwks is None else jwks, text=text, quote=quote
+        )
+
+    # --- the fact ledger (a bearer credential) ----------------------------------------
+
+    def ingest(self, subject: str, messages: Sequence[Mapping[str, Any]]) -> ObservationsAnswer:
+        """POST /v1/observations: messages ``{id, role, text, occurred_at, ...}``."""
+        body = {"subject": subject, "messages": [dict(m) for m in messages]}
+        return self._json("POST", "/v1/observations", body)
+
+    def recall(self, subject: str, **options: Any) -> FactPage:
+        """POST /v1/recall. Options: ``predicate``, ``query``, ``valid_at``, ``known_at``,
+        ``limit``, ``after``."""
+        return self._json("POST", "/v1/recall", _body({"subject": subject}, options))
+
+    def resolve(self, fact_id: str, **options: Any) -> Fact:
+        """POST /v1/citations/resolve: a fact with its evidence and versions."""
+        return self._json("POST", "/v1/citations/resolve", _body({"id": str(fact_id)}, options))
+
+    def facts(self, **filters: Any) -> FactPage:
+        """GET /v1/facts, the inventory. Filters: ``subject``, ``predicate``, ``status``,
+        ``limit``, ``after``."""
+        params = {k: str(v) for k, v in filters.items() if v is not None}
+        return self._json("GET", "/v1/facts", params=params)
+
+    def record_fact(self, subject: str, predicate: str, statement: str, **fields: Any) -> Fact:
+        """POST /v1/facts: a fact a person states. Fields: ``value``, ``valid_from``,
+        ``valid_until``, ``role``, ``authored_by``, ``evidence`` (a receipt and quote)."""
+        required = {"subject": subject, "predicate": predicate, "statement": statement}
+        return self._json("POST", "/v1/facts", _body(required, fields))
+
+    def retract(
+        self, fact_id: str, reason: str, *, replacement: Mapping[str, Any] | None = None
+    ) -> Fact:
+        """POST /v1/facts/{id}/retract, with an optional correction."""
+        body = _body({"reason": reason}, {"replacement": replacement})
+        return self._json("POST", f"/v1/facts/{url_quote(str(fact_id), safe='')}/retract", body)
+
+    def rebuild(
+        self, *, subject: str | None = None, message_id: str | None = None, project: bool = False
+    ) -> Rebuild:
+        """POST /v1/rebuilds: one source now, or (``project=True``) the whole project
+        queued; follow the latter with :meth:`rebuild_status`."""
+        if project == (subject is not None or message_id is not None):
+            raise ValueError("give subject and message_id, or project=True")
+        body = {"scope": "project"} if project else {"subject": subject, "message_id": message_id}
+        return self._json("POST", "/v1/rebuilds", body)
+
+    def rebuild_status(self, generation_id: int) -> Rebuild:
+        """GET /v1/rebuilds/{id}."""
+        return self._json("GET", f"/v1/rebuilds/{int(generation_id)}")
+
+    def erase(self, subject: str, message_id: str | None = None) -> Erasure:
+        """POST /v1/erasures: one message, or the whole subject."""
+        body = _body({"subject": subject}, {"message_id": message_id})
+        return self._json("POST", "/v1/erasures", body)
+
+    def export(self, subject: str) -> Iterator[dict[str, Any]]:
+        """GET /v1/subjects/{subject}/export, one dict a line as the stream arrives.
+
+        The last line is ``{"type": "end", ...}``; a stream cut short without it raises
+        AttestError ``export_incomplete``.
+        """
+        path = f"/v1/subjects/{url_quote(subject, safe='')}/export"
+        with self.transport.stream("GET", path) as response:
+            ended = False
+            for line in response.iter_lines():
+                if not line:
+                    continue
+                item = json.loads(line)
+                ended = item.get("type") == "end"
+                yield item
+        if not ended:
+            raise AttestError("export_incomplete", "the export stream ended without its end line")
+
+    # --- the service ------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """GET /healthz."""
+        return self._json("GET", "/healthz")
+
+    def openapi(self) -> dict[str, Any]:
+        """GET /v1/openapi.json: the schema every answer here follows."""
+        return cast(dict[str, Any], self._json("GET", "/v1/openapi.json"))

@@ -1,0 +1,107 @@
+"""The answers' shapes, as the service's OpenAPI schema (/v1/openapi.json) gives them.
+
+Top-level fields only; nested objects are plain dicts. ``total=False``: a field the
+schema marks optional (``rail`` on a paid call, ``trial_calls_left`` on a trial one) may
+be absent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class Paid(TypedDict, total=False):
+    receipt: str
+    tier: str  # "trial", "paid" or "sample"
+    rail: str
+    network: str
+    trial_calls_left: int
+
+
+class VerifyQuoteAnswer(Paid, total=False):
+    result: dict[str, Any]
+    page: dict[str, Any]
+    injection_flags: list[str]
+    advice: str
+
+
+class VerifyQuotesAnswer(Paid, total=False):
+    results: list[dict[str, Any]]
+    page: dict[str, Any]
+    injection_flags: list[str]
+    advice: str
+    summary: dict[str, int]
+    note: str
+
+
+class VerifyCitationsAnswer(Paid, total=False):
+    results: list[dict[str, Any]]
+    pages: list[dict[str, Any]]
+    summary: dict[str, int]
+    note: str
+
+
+class FetchAnswer(Paid, total=False):
+    page: dict[str, Any]
+    text: str
+    normalised_sha256: str | None
+    injection_flags: list[str]
+    advice: str
+    pdf_pages: list[dict[str, Any]]
+
+
+class ReceiptVerifyAnswer(TypedDict, total=False):
+    valid: bool
+    kid: str | None
+    claims: dict[str, Any]
+    issued_at: str
+    request_id: str
+    client_request_id: str
+    key_state: str
+    checks: dict[str, Any]
+    reason: str
+    message: str
+
+
+class Jwks(TypedDict):
+    keys: list[dict[str, Any]]
+
+
+class ObservationsAnswer(TypedDict):
+    observations: list[dict[str, Any]]
+    facts: list[dict[str, Any]]
+
+
+class Fact(TypedDict, total=False):
+    id: str
+    version: str
+    subject: str
+    predicate: str
+    value: str
+    statement: str
+    source_role: str
+    status: str
+    valid: dict[str, Any]
+    known: dict[str, Any]
+    superseded_by: str | None
+    supersession_source_observation_id: str | None
+    retraction: dict[str, Any] | None
+    generation: int
+    reinterpreted_by: int | None
+    evidence: list[dict[str, Any]]
+    next: dict[str, Any]
+
+
+class FactPage(TypedDict, total=False):
+    facts: list[Fact]
+    next: dict[str, Any]
+
+
+class Rebuild(TypedDict):
+    generation: dict[str, Any]
+    retired: int
+    admitted: int
+
+
+class Erasure(TypedDict):
+    erased: dict[str, int]
