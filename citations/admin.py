@@ -23,6 +23,7 @@ from citations.selectors import EvidenceMismatch, iso_utc, verified_evidence
 from citations.services import credential_revoke, project_set_suspended
 from citations.services.audit import audit_chain_first_break
 from citations.services.corrections import retraction_record
+from citations.services.predicates import predicate_check, predicate_declare
 
 
 def _staff(request) -> str:
@@ -461,3 +462,57 @@ def daily_counts(start):
 
 
 register_daily(daily_counts)
+
+
+class DeclarePredicateForm(forms.ModelForm):
+    class Meta:
+        model = models.DeclaredPredicate
+        fields = ["project", "name", "cardinality", "description"]
+
+    def clean(self):
+        data = super().clean()
+        try:
+            predicate_check(
+                name=data.get("name", ""),
+                cardinality=data.get("cardinality", ""),
+                description=data.get("description", ""),
+            )
+            project, name = data.get("project"), data.get("name")
+            known = models.DeclaredPredicate.objects.filter(project=project, name=name).first()
+            if known is not None and known.cardinality != data.get("cardinality"):
+                raise forms.ValidationError(
+                    f"{name!r} is already declared with cardinality {known.cardinality!r}."
+                )
+        except AttestError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+@admin.register(models.DeclaredPredicate)
+class DeclaredPredicateAdmin(admin.ModelAdmin):
+    """A project's own predicates: listed read-only; staff declare one through the same
+    service as POST /v1/predicates, audited with the staff name."""
+
+    form = DeclarePredicateForm
+    list_display = ["name", "cardinality", "project", "declared_by", "created_at"]
+    list_filter = ["cardinality"]
+    list_select_related = ["project"]
+    search_fields = ["name"]
+    raw_id_fields = ["project"]
+
+    def has_change_permission(self, request, obj=None):
+        return False  # a declaration is never edited: declare another name instead
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        predicate_declare(
+            project=data["project"],
+            name=data["name"],
+            cardinality=data["cardinality"],
+            description=data.get("description", ""),
+            actor=_staff(request),
+        )
+        obj.pk = models.DeclaredPredicate.objects.get(project=data["project"], name=data["name"]).pk

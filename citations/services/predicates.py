@@ -81,6 +81,19 @@ def _validated(name: str, cardinality: str, description: str) -> None:
         )
 
 
+def predicate_check(*, name: str, cardinality: str, description: str = "") -> None:
+    """What a declaration must hold before anything is read or written (the admin's form
+    asks it too): a well-formed name and cardinality, and not a built-in's name."""
+    _validated(name, cardinality, description)
+    builtin = builtin_predicate(name)
+    if builtin is not None:
+        raise PredicateConflict(
+            f"{name!r} is a built-in predicate (cardinality {builtin.cardinality!r}); "
+            "choose another name.",
+            details={"name": name, "builtin": True, "cardinality": builtin.cardinality},
+        )
+
+
 def predicate_declare(
     *,
     project: Project,
@@ -96,14 +109,7 @@ def predicate_declare(
     unchanged (its first description stays); a built-in's name, or a declared name with
     another cardinality, is ``409 predicate_conflict``.
     """
-    _validated(name, cardinality, description)
-    builtin = builtin_predicate(name)
-    if builtin is not None:
-        raise PredicateConflict(
-            f"{name!r} is a built-in predicate (cardinality {builtin.cardinality!r}); "
-            "choose another name.",
-            details={"name": name, "builtin": True, "cardinality": builtin.cardinality},
-        )
+    predicate_check(name=name, cardinality=cardinality, description=description)
     with transaction.atomic():
         existing = DeclaredPredicate.objects.for_project(project).filter(name=name).first()
         created = existing is None

@@ -29,6 +29,7 @@ from billing.models import (
 )
 from citations.models import Fact
 from citations.services.corrections import retraction_record
+from citations.services.predicates import predicate_declare
 from tests.attest.test_browser import _audit_log_cleared  # noqa: F401 (a fixture)
 from tests.browser import chromium, needs_chromium
 from tests.citations.conftest import make_ledger
@@ -59,6 +60,13 @@ def _rows() -> None:
         ("m2", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"),
     )
     fact = Fact.objects.filter(value="Dublin").first()
+    predicate_declare(
+        project=ledger.project,
+        name="prefers_a_rather_long_interface_theme_name_for_the_list",
+        cardinality="one",
+        description="The interface theme the user asked for, in their own words.",
+        actor="staff:a.long.name",
+    )
     retraction_record(
         project=ledger.project, fact_id=str(fact.pk), reason="wrong", actor="staff:a.long.name"
     )

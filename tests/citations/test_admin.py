@@ -137,3 +137,34 @@ def test_the_project_list_shows_each_chain_status(staff, ledger):
         hash="e" * 64,
     )
     assert b"BROKEN at event 2" in staff.get(url).content
+
+
+def test_staff_declare_a_predicate_from_the_admin_through_the_audited_service(staff, ledger):
+    from citations.models import AuditEvent, DeclaredPredicate
+
+    add = reverse("admin:citations_declaredpredicate_add")
+    form = {"project": ledger.project.pk, "name": "prefers_theme", "cardinality": "one"}
+    response = staff.post(add, {**form, "description": "UI theme"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    declared = DeclaredPredicate.objects.get()
+    assert (declared.name, declared.cardinality, declared.declared_by) == (
+        "prefers_theme",
+        "one",
+        "staff:staff",
+    )
+    event = AuditEvent.objects.filter(operation="predicate.declare").get()
+    assert (event.actor, event.object_ids) == ("staff:staff", [str(declared.pk)])
+    # The API lists it beside the built-ins.
+    names = [p["name"] for p in ledger.client.get("/v1/predicates").json()["predicates"]]
+    assert names[-1] == "prefers_theme"
+    # A built-in's name, or the same name with another cardinality, is refused on the form
+    # and writes nothing.
+    for refused in ({**form, "name": "lives_in"}, {**form, "cardinality": "many"}):
+        page = staff.post(add, refused)
+        assert page.status_code == 200 and "errornote" in page.content.decode()
+    assert DeclaredPredicate.objects.count() == 1
+    assert AuditEvent.objects.filter(operation="predicate.declare").count() == 1
+    # Listed, and read-only once declared.
+    assert staff.get(reverse("admin:citations_declaredpredicate_changelist")).status_code == 200
+    change = staff.get(reverse("admin:citations_declaredpredicate_change", args=[declared.pk]))
+    assert change.status_code == 200 and 'name="_save"' not in change.content.decode()
