@@ -95,8 +95,21 @@ def table(score: Score) -> str:
     return "\n".join(lines)
 
 
+def compact_table(score: Score, columns: int = 3) -> str:
+    """The README's form: precision / recall per predicate, ``columns`` predicates a row."""
+    cells = [
+        f"`{name}` {score.precision(name):.2f} / {score.recall(name):.2f}" for name in BUILTIN_NAMES
+    ]
+    cells += [""] * (-len(cells) % columns)
+    lines = ["| " + " | ".join(["predicate: precision / recall"] * columns) + " |"]
+    lines.append("|" + "---|" * columns)
+    for start in range(0, len(cells), columns):
+        lines.append("| " + " | ".join(cells[start : start + columns]) + " |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     result = measure()
-    print(table(result))
+    print(compact_table(result) if "--compact" in sys.argv else table(result))
     if "--misses" in sys.argv:
         print("\n".join(["", *result.misses]))
