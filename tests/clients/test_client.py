@@ -145,7 +145,7 @@ def test_every_route_has_a_method(service):
         "/.well-known/jwks.json", "/v1/receipt/verify", "/v1/observations", "/v1/recall",
         "/v1/facts", "/v1/facts/{fact_id}/retract", "/v1/citations/resolve", "/v1/rebuilds",
         "/v1/rebuilds/{generation_id}", "/v1/erasures", "/v1/subjects/{subject}/export",
-        "/healthz", "/v1/openapi.json",
+        "/healthz", "/v1/openapi.json", "/v1/predicates",
     }  # fmt: skip
     assert paths <= covered, paths - covered
 
@@ -216,3 +216,19 @@ def test_the_ledger_refuses_without_a_credential(service):
         client.recall("client-u")
     assert refused.value.status == 401
     assert json.dumps(refused.value.to_dict())
+
+
+def test_the_client_declares_and_lists_predicates(service, ledger):
+    declared = ledger.declare_predicate("prefers_theme", "one", description="UI theme")
+    assert_shape(declared, t.Predicate)
+    assert (declared["name"], declared["cardinality"], declared["builtin"]) == (
+        "prefers_theme",
+        "one",
+        False,
+    )
+    assert ledger.declare_predicate("prefers_theme", "one") == declared
+    listed = ledger.predicates()["predicates"]
+    assert listed[0]["builtin"] and listed[-1] == declared
+    with pytest.raises(AttestError) as refused:
+        ledger.declare_predicate("lives_in", "many")
+    assert (refused.value.status, refused.value.code) == (409, "predicate_conflict")

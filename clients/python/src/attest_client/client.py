@@ -19,6 +19,8 @@ from attest_client.types import (
     FetchAnswer,
     Jwks,
     ObservationsAnswer,
+    Predicate,
+    PredicateList,
     Rebuild,
     ReceiptVerifyAnswer,
     VerifyCitationsAnswer,
@@ -175,6 +177,18 @@ class Attest:
         ``valid_until``, ``role``, ``authored_by``, ``evidence`` (a receipt and quote)."""
         required = {"subject": subject, "predicate": predicate, "statement": statement}
         return self._json("POST", "/v1/facts", _body(required, fields))
+
+    def predicates(self) -> PredicateList:
+        """GET /v1/predicates: the built-in predicates, then the project's own."""
+        return self._json("GET", "/v1/predicates")
+
+    def declare_predicate(
+        self, name: str, cardinality: str, *, description: str | None = None
+    ) -> Predicate:
+        """POST /v1/predicates: declare one of the project's own (``one`` or ``many``); the
+        same declaration again answers the same predicate."""
+        body = _body({"name": name, "cardinality": cardinality}, {"description": description})
+        return self._json("POST", "/v1/predicates", body)
 
     def retract(
         self, fact_id: str, reason: str, *, replacement: Mapping[str, Any] | None = None

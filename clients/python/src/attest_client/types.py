@@ -97,6 +97,17 @@ class FactPage(TypedDict, total=False):
     next: dict[str, Any]
 
 
+class Predicate(TypedDict):
+    name: str
+    cardinality: str  # "one" | "many"
+    builtin: bool
+    description: str
+
+
+class PredicateList(TypedDict):
+    predicates: list[Predicate]
+
+
 class Rebuild(TypedDict):
     generation: dict[str, Any]
     retired: int
