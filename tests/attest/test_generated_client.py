@@ -16,7 +16,10 @@ import httpx
 import pytest
 from django.core.wsgi import get_wsgi_application
 
-pytestmark = pytest.mark.django_db
+# transaction=True: the raw WSGI handler closes a connection that is inside a test
+# transaction when a request ends (Django's test client unhooks that; httpx's WSGI transport
+# does not), which PostgreSQL then answers as "connection is closed".
+pytestmark = pytest.mark.django_db(transaction=True)
 
 PACKAGE = "attest_generated"
 

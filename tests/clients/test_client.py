@@ -152,7 +152,7 @@ def test_every_route_has_a_method(service):
 
 def test_the_ledger(service, ledger):
     message = {
-        "id": "m1",
+        "id": "client-m1",
         "role": "user",
         "text": "I moved to Dublin in March.",
         "occurred_at": "2026-03-04T10:11:58Z",
@@ -169,7 +169,7 @@ def test_the_ledger(service, ledger):
         assert_shape(fact, t.Fact)
     resolved = ledger.resolve(fact_id)
     assert_shape(resolved, t.Fact)
-    assert resolved["evidence"][0]["source_message_id"] == "m1"
+    assert resolved["evidence"][0]["source_message_id"] == "client-m1"
     listed = ledger.facts(subject="client-u", limit=10)
     assert_shape(listed, t.FactPage)
     assert fact_id in [fact["id"] for fact in listed["facts"]]
@@ -188,7 +188,7 @@ def test_the_ledger(service, ledger):
     assert_shape(retracted, t.Fact)
     assert retracted["status"] == "retracted"
 
-    rebuilt = ledger.rebuild(subject="client-u", message_id="m1")
+    rebuilt = ledger.rebuild(subject="client-u", message_id="client-m1")
     assert_shape(rebuilt, t.Rebuild)
     status = ledger.rebuild_status(rebuilt["generation"]["id"])
     assert status["generation"]["id"] == rebuilt["generation"]["id"]
@@ -199,7 +199,7 @@ def test_the_ledger(service, ledger):
     assert lines[0]["type"] == "subject" and lines[-1]["type"] == "end"
     assert "observation" in {line["type"] for line in lines}
 
-    erased = ledger.erase("client-u", "m1")
+    erased = ledger.erase("client-u", "client-m1")
     assert_shape(erased, t.Erasure)
     assert erased["erased"]["observations"] == 1
     with pytest.raises(AttestError) as gone:

@@ -29,8 +29,10 @@ def test_staff_filter_skipped_lookups_by_reason(admin_client, crossref):
     crossref_for_pages([works.CONCERN], tier="paid")
     response = admin_client.get("/admin/verification/crossreflookup/?reason__exact=unavailable")
     assert response.status_code == 200
-    assert works.CONCERN.encode() in response.content
-    assert works.CLEAN.encode() not in response.content
+    # A DOI may wrap after "/" and "." in its column (<wbr>); the text read is the DOI.
+    shown = response.content.replace(b"<wbr>", b"")
+    assert works.CONCERN.encode() in shown
+    assert works.CLEAN.encode() not in shown
 
 
 def test_the_crossref_admin_is_read_only(admin_client, crossref):
