@@ -54,6 +54,15 @@ BY_MESSAGE = [
     # Which of subject, message_id and scope a rebuild needs depends on the others.
     ("invalid_request", "A project rebuild takes no subject or message ID"),
     ("invalid_request", "A source rebuild needs both"),
+    # A predicate must be one the project knows (built-in or declared): state, not shape.
+    ("invalid_request", "is neither a built-in predicate nor one this project declared"),
+    # statement may be left out only when evidence quotes a message (it is then the quote).
+    ("invalid_request", "unless `evidence` quotes a message"),
+    # extracted_by names the extractor of message evidence, so it needs some.
+    ("invalid_request", "Only with message evidence"),
+    # A declared predicate's name pattern: the strict string field's schema states only
+    # its not-blank pattern (one pattern per string), so the name's is in its description.
+    ("invalid_request", "name: must match ^[a-z][a-z0-9_]{0,63}$"),
     # A dotted-quad host must be a real IPv4 address (no octet over 255).
     ("invalid_request", "looks like an IPv4 address but is not a valid one"),
 ]
