@@ -21,7 +21,7 @@ help:
 	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
 	@echo "make worker     run only the background task worker (project rebuilds)"
 	@echo "make test       run the whole test suite (SQLite unless DATABASE_URL is set)"
-	@echo "make lint       ruff check, ruff format --check, the import contract, complexity"
+	@echo "make lint       ruff check, ruff format --check, the import contract, complexity, mypy"
 	@echo "make typecheck  mypy with django-stubs (pyproject.toml, [tool.mypy])"
 	@echo "make format     ruff format and ruff check --fix"
 	@echo "make migrate    apply database migrations"
@@ -75,6 +75,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/complexity_gate.py
+	$(BIN)/mypy
 
 typecheck: install
 	$(BIN)/mypy

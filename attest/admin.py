@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 from django.contrib import admin
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -32,7 +34,8 @@ class CappedCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return min(self.object_list[: self.CAP + 1].count(), self.CAP)
+        rows = cast("QuerySet[Any]", self.object_list)  # the admin pages querysets only
+        return min(rows[: self.CAP + 1].count(), self.CAP)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

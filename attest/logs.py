@@ -11,14 +11,21 @@ request_id_var: ContextVar[str] = ContextVar("request_id", default="-")
 client_request_id_var: ContextVar[str | None] = ContextVar("client_request_id", default=None)
 
 
+def current_request_id() -> str:
+    """The ID RequestIDMiddleware gave the request being served ("-" outside one)."""
+    return request_id_var.get()
+
+
 class RequestIDFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        record.request_id = request_id_var.get()
-        record.client_request_id = client_request_id_var.get() or "-"
+        request_id, client_request_id = request_id_var.get(), client_request_id_var.get()
         # Django logs each 4xx/5xx answer after the middleware returned (the context is
         # reset by then) and passes the request along: its IDs are on it.
         request = getattr(record, "request", None)
-        if record.request_id == "-" and getattr(request, "request_id", None):
-            record.request_id = request.request_id
-            record.client_request_id = getattr(request, "client_request_id", None) or "-"
+        late_id = getattr(request, "request_id", None)
+        if request_id == "-" and late_id:
+            request_id = late_id
+            client_request_id = getattr(request, "client_request_id", None)
+        # As logging.makeRecord stores a call's `extra`: straight into the record's dict.
+        record.__dict__.update(request_id=request_id, client_request_id=client_request_id or "-")
         return True

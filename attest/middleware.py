@@ -27,14 +27,18 @@ class RequestIDMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
-        request.request_id = uuid.uuid4().hex
-        request.client_request_id = incoming if _ACCEPTABLE_ID.fullmatch(incoming) else None
-        token = request_id_var.set(request.request_id)
-        client_token = client_request_id_var.set(request.client_request_id)
+        request_id = uuid.uuid4().hex
+        client_request_id = incoming if _ACCEPTABLE_ID.fullmatch(incoming) else None
+        # On the request too: Django logs a 4xx/5xx answer with the request after this
+        # middleware has returned and reset the context (attest.logs reads them there).
+        request.request_id = request_id  # type: ignore[attr-defined]
+        request.client_request_id = client_request_id  # type: ignore[attr-defined]
+        token = request_id_var.set(request_id)
+        client_token = client_request_id_var.set(client_request_id)
         try:
             response = self.get_response(request)
         finally:
             client_request_id_var.reset(client_token)
             request_id_var.reset(token)
-        response[REQUEST_ID_HEADER] = request.request_id
+        response[REQUEST_ID_HEADER] = request_id
         return response

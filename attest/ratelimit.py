@@ -87,9 +87,9 @@ def _window_end(key: str, window: int, now: float) -> int:
 def _count_sql() -> str:
     quote = connection.ops.quote_name
     table = quote(RateCount._meta.db_table)
-    bucket, end, used = (
-        quote(RateCount._meta.get_field(name).column) for name in ("bucket", "window_end", "count")
-    )
+    fields = RateCount._meta.concrete_fields
+    columns = {field.name: field.column for field in fields if field.column}
+    bucket, end, used = (quote(columns[name]) for name in ("bucket", "window_end", "count"))
     # A later window starts the count again; a process whose clock lags adds to the newer one.
     return (
         f"INSERT INTO {table} ({bucket}, {end}, {used}) VALUES (%s, %s, 1) "

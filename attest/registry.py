@@ -23,7 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attest.errors import AttestError
 
 # The limits page's groups, in the order it shows them; an app registers rows into one.
 LIMIT_GROUPS = (
@@ -53,7 +56,7 @@ class ErrorDoc:
         return _charge_rule(self.status, self.code)
 
 
-def raised(error: type, when: str) -> ErrorDoc:
+def raised(error: type[AttestError], when: str) -> ErrorDoc:
     """The ErrorDoc of an AttestError subclass: its status and code, and when it is raised."""
     return ErrorDoc(error.status_code, error.code, when)
 
@@ -195,7 +198,7 @@ def seconds_text(value: float) -> str:
     return f"{value:g} s"
 
 
-def refused_text(error: type) -> str:
+def refused_text(error: type[AttestError]) -> str:
     return f"{error.status_code} {error.code}, not charged"
 
 

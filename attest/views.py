@@ -53,8 +53,8 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonR
 def server_error(request: HttpRequest) -> JsonResponse:
     # Django calls this while handling the exception (and has logged it), so it is at hand.
     exc = sys.exc_info()[1]
-    dependency = outage_of(exc)
-    if dependency is not None:
+    dependency = outage_of(exc) if exc is not None else None
+    if exc is not None and dependency is not None:
         outage = unavailable(exc, dependency)
         response = JsonResponse(error_body(outage.code, outage.message, outage.details), status=503)
         response["Retry-After"] = str(outage.retry_after)

@@ -59,9 +59,10 @@ def trial_reserve(*, client_ip: str, day: datetime.date) -> int | None:
 @cache
 def _reserve_sql() -> str:
     table = connection.ops.quote_name(TrialBudget._meta.db_table)
+    fields = TrialBudget._meta.concrete_fields
+    columns = {field.name: field.column for field in fields if field.column}
     ip, day, used, spent = (
-        connection.ops.quote_name(TrialBudget._meta.get_field(name).column)
-        for name in ("client_ip", "day", "used", "spent")
+        connection.ops.quote_name(columns[name]) for name in ("client_ip", "day", "used", "spent")
     )
     return (
         f"INSERT INTO {table} ({ip}, {day}, {used}, {spent}) VALUES (%s, %s, 1, 0) "

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.conf import settings
+from rest_framework.fields import IntegerField
 
 from attest.errors import InvalidRequest
 from attest.registry import (
@@ -221,7 +224,7 @@ register_errors("GET /v1/predicates", (*LEDGER_AUTH_ERRORS, UNAVAILABLE, INTERNA
 
 
 def _ledger() -> list[Limit]:
-    recall_limit = RecallIn().fields["limit"]
+    recall_limit = cast(IntegerField, RecallIn().fields["limit"])
     return [
         Limit(
             "Messages in one ingest request", f"1 to {MAX_MESSAGES}", refused_text(InvalidRequest)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta, timezone
+from typing import Self, TypeVar
 
 from django.db import models
 from django.db.models import Q
@@ -13,12 +14,17 @@ from citations.extract.intervals import Interval
 # The longest ID a caller names a subject, message or session by, and the longest author
 # name it gives: the columns that store them and the API fields that take them read this.
 EXTERNAL_ID_MAX_LENGTH = 200
+# The characters of a fact's comparison key (Fact.value_key); a longer key is refused.
+VALUE_KEY_MAX_LENGTH = 200
 
 
-class ProjectScopedQuerySet(models.QuerySet):
+_Row = TypeVar("_Row", bound=models.Model)
+
+
+class ProjectScopedQuerySet(models.QuerySet[_Row]):
     """Every ledger read starts here, so no query can forget the tenant."""
 
-    def for_project(self, project: Project) -> ProjectScopedQuerySet:
+    def for_project(self, project: Project) -> Self:
         return self.filter(project=project)
 
 
@@ -214,7 +220,7 @@ class Fact(models.Model):
     predicate = models.CharField(max_length=PREDICATE_MAX_LENGTH)
     functional = models.BooleanField()
     value = models.TextField()
-    value_key = models.CharField(max_length=200)
+    value_key = models.CharField(max_length=VALUE_KEY_MAX_LENGTH)
     statement = models.TextField()
     source_role = models.CharField(max_length=16)
     generation = models.ForeignKey(Generation, on_delete=models.PROTECT, related_name="facts")

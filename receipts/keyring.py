@@ -58,6 +58,13 @@ class KeyEntry:
     def can_sign(self) -> bool:
         return self.private is not None
 
+    @property
+    def signer(self) -> OKPKey:
+        """The private half, for the entry KeyRing.signing_key() chose (it has one)."""
+        if self.private is None:
+            raise KeyConfigError(f"Key {self.kid} in {self.origin} has no private half.")
+        return self.private
+
     def public_jwk(self) -> dict:
         jwk = self.public.as_dict(private=False)
         return {
@@ -192,6 +199,7 @@ def _from_directory(directory: Path) -> KeyRing:
             if kid not in found or (private and not found[kid][1]):
                 found[kid] = (key, private, created, str(path))
     marker = _read_marker(directory)
+    active_kid: str | None
     if marker is not None:
         active_kid = marker
     else:

@@ -43,7 +43,7 @@ def issue_receipt(
         client_request_id=client_request_id or client_request_id_var.get(),
     )
     key = signing_keyring().signing_key()
-    return sign_compact(claims.to_bytes(), key=key.private, kid=key.kid)
+    return sign_compact(claims.to_bytes(), key=key.signer, kid=key.kid)
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,8 @@ class ReceiptCheck:
             if self.checks is not None:
                 body["checks"] = self.checks
         else:
+            if self.reason is None:
+                raise ValueError("a receipt check that failed names its reason")
             body["reason"] = self.reason
             body["message"] = REASONS[self.reason]
         return body

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.conf import settings
+from rest_framework.fields import FloatField
 
 from attest.errors import Blocked, InvalidRequest, NotOnEdge, OverCapacity, RateLimited
 from attest.registry import (
@@ -135,7 +138,7 @@ FETCH_ERRORS = (
 
 
 def _requests() -> list[Limit]:
-    threshold = VerifyQuoteInput().fields["threshold"]
+    threshold = cast(FloatField, VerifyQuoteInput().fields["threshold"])
     return [
         Limit("URL length", f"{MAX_URL_LENGTH:,} characters", refused_text(InvalidRequest)),
         Limit(

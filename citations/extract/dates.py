@@ -110,7 +110,7 @@ def _resolve(kind: str, match: re.Match[str], now: datetime) -> tuple[datetime, 
     zone = now.tzinfo
     if kind == "iso":
         return datetime.fromisoformat(groups["iso"]).replace(tzinfo=zone), "day"
-    month = MONTHS.get((groups.get("month") or "").lower())
+    month = MONTHS.get((groups.get("month") or "").lower(), 0)  # 0: a kind without one
     if kind in {"day_month_year", "month_day_year"}:
         return datetime(int(groups["year"]), month, int(groups["day"]), tzinfo=zone), "day"
     if kind in {"day_month", "month_day"}:

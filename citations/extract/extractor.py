@@ -421,8 +421,11 @@ VALUE_STOPS = (
     " full-time",
     " part-time",
 )
-VALUE_STOPS_BY_PREDICATE = {"likes": (",", ";", ":", " but ", " because "), "dislikes": None}
-VALUE_STOPS_BY_PREDICATE["dislikes"] = VALUE_STOPS_BY_PREDICATE["likes"]
+_LIKES_STOPS = (",", ";", ":", " but ", " because ")
+VALUE_STOPS_BY_PREDICATE: dict[str, tuple[str, ...]] = {
+    "likes": _LIKES_STOPS,
+    "dislikes": _LIKES_STOPS,
+}
 for _name in ("speaks", "allergic_to", "hobby"):
     VALUE_STOPS_BY_PREDICATE[_name] = (";", ":", " but ", " because ", " since ", " now")
 VALUE_STOPS_BY_PREDICATE["speaks"] = (
@@ -445,7 +448,17 @@ VALUE_STOPS_BY_PREDICATE["prefers"] = (
     *(",", ";", ":", " but ", " because ", " since ", " whenever ", " when "),
     *(" over ", " rather than ", " instead of ", " to "),
 )
-_TOOL_STOPS = (";", ":", " but ", " because ", " since ", " now", " at ", " for ", " in ")
+_TOOL_STOPS: tuple[str, ...] = (
+    ";",
+    ":",
+    " but ",
+    " because ",
+    " since ",
+    " now",
+    " at ",
+    " for ",
+    " in ",
+)
 _TOOL_STOPS += (" to ", " every", " daily", " on ", " most ", " all ", " when ", " as ")
 _TOOL_STOPS += (" mostly", " mainly", " professionally", " a lot", " these days")
 VALUE_STOPS_BY_PREDICATE["uses_language"] = _TOOL_STOPS
@@ -613,7 +626,7 @@ def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
             quoted, quotes_counted = False, sentence_start
         # '"I live in Rome," he said': words inside quotation marks are someone's
         # speech, and not necessarily the writer's own, so they give no fact.
-        quoted ^= sum(map(text.count, _QUOTE_MARKS, repeat(quotes_counted), repeat(start))) % 2
+        quoted ^= sum(map(text.count, _QUOTE_MARKS, repeat(quotes_counted), repeat(start))) % 2 == 1
         quotes_counted = start
         if not doubted and start > scanned:
             # "I'm not sure, but I live in Dublin": doubt earlier in the sentence covers

@@ -14,7 +14,7 @@ string it gets back. Every text is escaped, so a statement cannot inject markup.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from xml.sax.saxutils import escape, quoteattr
@@ -215,7 +215,9 @@ def lanes_of(bars: Sequence[Bar]) -> list[list[Bar]]:
 
 
 def _overlap(a: Bar, b: Bar) -> bool:
-    def meets(start1, end1, start2, end2) -> bool:  # half-open; an open end runs forever
+    def meets(
+        start1: datetime, end1: datetime | None, start2: datetime, end2: datetime | None
+    ) -> bool:  # half-open; an open end runs forever
         return (end2 is None or start1 < end2) and (end1 is None or start2 < end1)
 
     valid = meets(a.valid_from, a.valid_until, b.valid_from, b.valid_until) or (
@@ -224,7 +226,12 @@ def _overlap(a: Bar, b: Bar) -> bool:
     return valid and meets(a.known_from, a.known_until, b.known_from, b.known_until)
 
 
-def _lane(bars: Sequence[Bar], number: int, top: float, levels, now: datetime, x) -> str:
+Scale = Callable[[datetime | None], float]  # a moment to its coordinate on the picture
+
+
+def _lane(
+    bars: Sequence[Bar], number: int, top: float, levels: list[datetime], now: datetime, x: Scale
+) -> str:
     """One lane of a panel: its own known-time steps up the left, its bars, a rule above."""
     step = PANEL_HEIGHT / len(levels)
 
@@ -253,7 +260,7 @@ def _lane(bars: Sequence[Bar], number: int, top: float, levels, now: datetime, x
     return "".join(out)
 
 
-def _bar(bar: Bar, x, y) -> str:
+def _bar(bar: Bar, x: Scale, y: Scale) -> str:
     left, right = x(bar.valid_from), x(bar.valid_until)
     top, bottom = y(bar.known_until), y(bar.known_from)
     right = max(right, left + 3)  # an instant is still visible

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -44,7 +45,7 @@ def audit_body(
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
-def audit_digest(*, prev_hash: str, **fields) -> str:
+def audit_digest(*, prev_hash: str, **fields: Any) -> str:
     """The hash of one event chained to the one before: the writer and the check share it."""
     return _chained(prev_hash, audit_body(**fields))
 

@@ -13,6 +13,7 @@ from django.db import transaction
 from attest.errors import InvalidRequest, NotFound
 from citations.extract.extractor import Extraction, value_key
 from citations.models import (
+    VALUE_KEY_MAX_LENGTH,
     Evidence,
     EvidenceKind,
     Fact,
@@ -33,7 +34,7 @@ from citations.services.timeline import known_now, revise
 from citations.services.web_evidence import web_evidence_add
 
 # The column that compares values (Fact.value_key) holds this many characters.
-VALUE_KEY_CHARS = Fact._meta.get_field("value_key").max_length
+VALUE_KEY_CHARS = VALUE_KEY_MAX_LENGTH
 
 
 # The reasons a piece of message evidence is refused, in ``details.reason``.

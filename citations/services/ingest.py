@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 
@@ -238,6 +238,14 @@ def _check_replay(existing: Observation, subject: Subject, message: MessageIn, d
         raise MessageConflict(details={"message_id": message.message_id})
 
 
+def _offset(moment: datetime) -> timedelta:
+    """The UTC offset a message was written at (the API takes no time without one)."""
+    offset = moment.utcoffset()
+    if offset is None:
+        raise ValueError(f"{moment.isoformat()} names no UTC offset")
+    return offset
+
+
 def _new_observation(
     ctx: LedgerWrite, message: MessageIn, index: int, content: bytes, digest: str
 ) -> Observation:
@@ -247,7 +255,7 @@ def _new_observation(
         message_id=message.message_id,
         role=message.role,
         occurred_at=message.occurred_at,
-        occurred_offset=int(message.occurred_at.utcoffset().total_seconds()),
+        occurred_offset=int(_offset(message.occurred_at).total_seconds()),
         received_at=ctx.now,
         content=content,
         content_sha256=digest,

@@ -42,7 +42,7 @@ Span = tuple[object, int, int]
 
 # What the API calls each kind of rebuild (and the scope a request names).
 REBUILD_KINDS = ("source", "project")
-KIND_NAMES = {
+KIND_NAMES: dict[str, str] = {
     Generation.Kind.SOURCE_REBUILD: "source",
     Generation.Kind.PROJECT_REBUILD: "project",
 }

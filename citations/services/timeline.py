@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Max, QuerySet
 from django.utils import timezone
@@ -22,7 +23,8 @@ def known_now(project: Project, subject: Subject) -> datetime:
         .filter(subject=subject)
         .aggregate(opened=Max("known_from"), closed=Max("known_until"))
     )
-    return max([timezone.now(), *(moment for moment in bounds.values() if moment)])
+    moments: list[datetime] = [moment for moment in bounds.values() if moment]
+    return max([timezone.now(), *moments])
 
 
 def believed_versions(project: Project, subject: Subject, predicate: str) -> QuerySet[FactVersion]:
@@ -104,7 +106,7 @@ def close_validity(
     )
 
 
-def close_knowledge(version: FactVersion, *, now: datetime, **reason) -> FactVersion:
+def close_knowledge(version: FactVersion, *, now: datetime, **reason: Any) -> FactVersion:
     """Stop believing ``version`` at ``now``; ``reason`` sets the retraction or rebuild."""
     version.known_until = now
     for name, value in reason.items():
@@ -114,7 +116,7 @@ def close_knowledge(version: FactVersion, *, now: datetime, **reason) -> FactVer
     return version
 
 
-def revise(version: FactVersion, *, now: datetime, **changes) -> FactVersion:
+def revise(version: FactVersion, *, now: datetime, **changes: Any) -> FactVersion:
     """Believe something new about a fact from ``now`` on, keeping what was believed before.
 
     Known time is append-only: the believed version's known interval closes at ``now``

@@ -7,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from attest.logs import current_request_id
 from attest.schema import error_response
 from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
@@ -67,7 +68,7 @@ def admit_citations_request(request: Request) -> batches.AdmittedBatch:
         quote_field=lambda i: f"citations[{i}].quote",
         url_field=lambda i: f"citations[{i}].url",
         client_ip=client_ip(request),
-        request_id=request.request_id,
+        request_id=current_request_id(),
     )
 
 
@@ -84,7 +85,7 @@ def admit_quotes_request(request: Request) -> batches.AdmittedBatch:
         quote_field=lambda i: f"quotes[{i}]",
         url_field=lambda i: "url",
         client_ip=client_ip(request),
-        request_id=request.request_id,
+        request_id=current_request_id(),
     )
 
 
@@ -138,7 +139,7 @@ class VerifyCitationsView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         batch = call.prechecked
-        run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
+        run = batches.batch_run(batch=batch, request_id=current_request_id(), tier=call.tier)
         return Response(
             VerifyCitationsOutput(batches.citations_answer(run, batch, tier=call.tier)).data
         )
@@ -177,5 +178,5 @@ class VerifyQuotesView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         batch = call.prechecked
-        run = batches.batch_run(batch=batch, request_id=request.request_id, tier=call.tier)
+        run = batches.batch_run(batch=batch, request_id=current_request_id(), tier=call.tier)
         return Response(VerifyQuotesOutput(batches.quotes_answer(run, batch, tier=call.tier)).data)

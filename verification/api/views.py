@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from attest.errors import InvalidRequest
+from attest.logs import current_request_id
 from attest.schema import error_response
 from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
@@ -55,7 +56,7 @@ def admit_quote_request(request: Request) -> dict:
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
     data["target"] = services.url_admit(
-        url=data["url"], route=services.ROUTE_QUOTE, request_id=request.request_id
+        url=data["url"], route=services.ROUTE_QUOTE, request_id=current_request_id()
     )
     return data
 
@@ -66,7 +67,7 @@ def admit_fetch_request(request: Request) -> dict:
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
     data["target"] = services.url_admit(
-        url=data["url"], route=services.ROUTE_FETCH, request_id=request.request_id
+        url=data["url"], route=services.ROUTE_FETCH, request_id=current_request_id()
     )
     return data
 
@@ -119,7 +120,7 @@ class VerifyQuoteView(APIView):
             mode=data["match"],
             case_sensitive=data["case_sensitive"],
             threshold=data["threshold"],
-            request_id=request.request_id,
+            request_id=current_request_id(),
             tier=call.tier,
         )
         return Response(VerifyQuoteOutput(answer).data)
@@ -162,7 +163,7 @@ class FetchView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         answer = services.page_text_fetch(
-            target=call.prechecked["target"], request_id=request.request_id, tier=call.tier
+            target=call.prechecked["target"], request_id=current_request_id(), tier=call.tier
         )
         return Response(FetchOutput(answer).data)
 
@@ -233,7 +234,8 @@ class SampleQuoteView(APIView):
             raise InvalidRequest("match must be fuzzy, exact or passages.", field="match")
         if page_name not in samples.SAMPLE_PAGES:
             raise InvalidRequest("page must be demo or missing.", field="page")
-        answer = samples.sample_quote(mode=mode, page_name=page_name, request_id=request.request_id)
+        request_id = current_request_id()
+        answer = samples.sample_quote(mode=mode, page_name=page_name, request_id=request_id)
         return Response(VerifyQuoteOutput(answer).data)
 
 
@@ -252,5 +254,5 @@ class SampleCitationsView(APIView):
         tags=["samples"],
     )
     def get(self, request: Request) -> Response:
-        answer = samples.sample_citations(request_id=request.request_id)
+        answer = samples.sample_citations(request_id=current_request_id())
         return Response(VerifyCitationsOutput(answer).data)

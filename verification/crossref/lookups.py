@@ -3,7 +3,7 @@
 The batch route (``verify/citations``) makes one call for all its pages::
 
     outcomes = crossref_for_pages(
-        [page.doi for page in pages], tier=call.tier, request_id=request.request_id
+        [page.doi for page in pages], tier=call.tier, request_id=current_request_id()
     )
 
 ``None`` and repeated DOIs are fine; each distinct DOI is looked up once and the

@@ -166,7 +166,7 @@ def _input_schema(document: dict[str, Any], tool: Tool) -> dict[str, Any]:
     components = document.get("components", {}).get("schemas", {})
     operation = _operation(document, tool)
     body = operation.get("requestBody", {}).get("content", {}).get("application/json")
-    schema = _inline(body["schema"], components) if body else {"type": "object"}
+    schema: dict[str, Any] = _inline(body["schema"], components) if body else {"type": "object"}
     schema = copy.deepcopy(schema)
     schema.setdefault("type", "object")
     properties = schema.setdefault("properties", {})
