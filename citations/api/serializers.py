@@ -230,13 +230,12 @@ def _parse_known_at(raw: Any) -> datetime | None:
 
 
 class ResolveIn(serializers.Serializer):
-    """Documentation only: resolve parses its own input so every fault is invalid_citation."""
+    """Resolve's body. Every fault in it, a body that is no object too, is 400
+    invalid_citation naming the field at fault (not invalid_request)."""
 
-    # The docstring above is the published schema's description, kept word for word. The
-    # view parses the body with this serializer: the declared fields are the schema, and
-    # run_validation reads the body in the order id, limit, as_of, after, because resolve
-    # answers every fault (a body that is no object too) with invalid_citation and the
-    # field at fault, not with DRF's invalid_request.
+    # The docstring above is the published schema's description. The view parses the body
+    # with this serializer: the declared fields are the schema, and run_validation reads
+    # the body in the order id, limit, as_of, after, answering each fault as resolve must.
 
     id = StrictUUIDField()
     limit = StrictIntegerField(

@@ -342,6 +342,9 @@ class PaidAnswerOutput(AnswerOutput):
     tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
     rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')
     network = serializers.CharField(required=False, help_text="CAIP-2 network of the payment.")
+    trial_calls_left = serializers.IntegerField(
+        required=False, help_text="Trial calls only: free calls this caller has left today."
+    )
 
 
 class ItemErrorOutput(AnswerOutput):
