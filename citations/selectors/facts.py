@@ -289,17 +289,17 @@ def resolved_citation(
     budget = PAGE_BYTES - len(fact.statement.encode("utf-8"))
     page: list[VerifiedEvidence] = []
     last_id = None
-    for evidence in rows[:limit]:
+    for source in rows[:limit]:
         # A mismatch raises before anything is returned: never a partial, wrong answer.
-        row = verified_evidence(evidence)
+        row = verified_evidence(source)
         size = _row_bytes(row)
         if size > budget:
             if not page:
-                raise CitationLimit(details={"evidence_id": evidence.pk, "bytes": size})
+                raise CitationLimit(details={"evidence_id": source.pk, "bytes": size})
             break
         budget -= size
         page.append(row)
-        last_id = evidence.pk
+        last_id = source.pk
     next_cursor = None
     if len(page) < len(rows):
         next_cursor = next_page(scope=scope, position=[last_id])

@@ -111,9 +111,11 @@ def predicate_declare(
     """
     predicate_check(name=name, cardinality=cardinality, description=description)
     with transaction.atomic():
-        existing = DeclaredPredicate.objects.for_project(project).filter(name=name).first()
-        created = existing is None
-        if created:
+        found = DeclaredPredicate.objects.for_project(project).filter(name=name).first()
+        created = found is None
+        if found is not None:
+            existing = found
+        else:
             try:
                 with transaction.atomic():
                     existing = DeclaredPredicate.objects.create(
