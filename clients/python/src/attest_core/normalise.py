@@ -94,6 +94,7 @@ def _ranges(codepoints: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+@cache
 def _joining_codepoints() -> list[int]:
     """Code points that may combine with the character before them under NFKC.
 
@@ -119,8 +120,13 @@ def _joining_codepoints() -> list[int]:
     return sorted(joining)
 
 
-_JOINING = _joining_codepoints()
-_CLUSTER_RE = re.compile(f".[{_char_class(_ranges(_JOINING))}]*", re.DOTALL)
+@cache
+def _cluster_re() -> re.Pattern[str]:
+    """A character and the joining ones after it (built on first use: a scan of 130,000
+    code points, which a process that never normalises should not pay for at import)."""
+    return re.compile(f".[{_char_class(_ranges(_joining_codepoints()))}]*", re.DOTALL)
+
+
 # In the table of simple replacements: this character needs the cluster path.
 _SLOW = 0xFFFFFFFF
 
@@ -172,7 +178,7 @@ def _run_edits(chunk: str, base: int) -> list[tuple[int, int, str]]:
         return []
     clustered: list[tuple[int, int, str]] = []
     produced: list[str] = []
-    for cluster in _CLUSTER_RE.finditer(chunk):
+    for cluster in _cluster_re().finditer(chunk):
         out = _nfkc(cluster.group())
         produced.append(out)
         if out != cluster.group():
@@ -194,7 +200,7 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     for a, b in _INVISIBLE_RANGES:
         if a < 0x10000:
             invisible[a : min(b, 0xFFFF) + 1] = True
-    joining = set(_JOINING)
+    joining = set(_joining_codepoints())
     simple = np.arange(0x10000, dtype=np.uint32)
     for cp in range(0x80, 0x10000):
         if cp in joining or invisible[cp]:
@@ -205,7 +211,11 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     return invisible, simple
 
 
-_tables()  # built at import, so that no request pays for it
+def prepare() -> None:
+    """Build the tables now: a server calls this before its first request (so that no
+    request pays for them), a command that never normalises does not pay at all."""
+    _tables()
+    _cluster_re()
 
 
 def _narrowest(codes: np.ndarray) -> np.ndarray:
