@@ -5,7 +5,7 @@ Starts gunicorn as ``make run`` does (3 sync workers, ``--preload``, the Makefil
 from a local page server, and sends each page to ``verify/quote`` (trial calls) from
 3 clients at once, so every worker reads one. Reports, per page, each worker's RSS
 before, its peak (``VmHWM``, reset before each page) and its RSS a moment after the
-calls end. ``python -m bench memory``.
+calls end. ``python -m bench memory`` (``python -m bench.bench_memory /text`` for one page).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ def hostile_pages() -> dict[str, bytes]:
     unclosed = b"<html><body>" + b"<p>z" * 3_700_000 + b"</body></html>"  # 14.8 MB
     attributes = b"<b a b c d e f g h i j k l m n o p q r s t u v w x>x</b>"
     attributed = b"<html><body>" + attributes * 250_000 + b"</body></html>"  # 13.4 MB
+    # The densest page still parsed: just under the node budget (html_text.MAX_HTML_NODES).
+    under_budget = b"<html><body>" + b"<b>x</b>" * 249_000 + b"</body></html>"  # 1.9 MB
     words = b"plain words of a long report " * 500_000
     text = b"<html><body><p>" + words + b"</p></body></html>"  # 14.5 MB
     return {
@@ -40,6 +42,7 @@ def hostile_pages() -> dict[str, bytes]:
         "/at-cap": at_cap,
         "/unclosed": unclosed,
         "/attributes": attributed,
+        "/under-budget": under_budget,
         "/text": text,
     }
 
@@ -158,6 +161,9 @@ def main() -> None:
     from tests.live_service import server_env
 
     pages = hostile_pages()
+    wanted = [arg for arg in sys.argv[1:] if arg.startswith("/")]
+    if wanted:  # python -m bench.bench_memory /text /dense: only those pages
+        pages = {path: pages[path] for path in wanted}
     server = serve(pages)
     with tempfile.TemporaryDirectory() as var:
         env = server_env(

@@ -88,6 +88,7 @@ def test_hostile_pages_keep_every_worker_under_300_mb_and_it_gives_the_memory_ba
         "/at-cap": "too_large",
         "/unclosed": "too_large",
         "/attributes": "too_large",
+        "/under-budget": "real",
         "/text": "real",
     }
     with serving_workers(env) as (base, master):
