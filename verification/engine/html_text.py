@@ -63,13 +63,13 @@ class _NodeCounter:
     def over(self) -> bool:
         return self.nodes > self.budget
 
-    def start(self, tag, attrib) -> None:
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
         self.nodes += 1 + len(attrib)
 
-    def comment(self, text) -> None:
+    def comment(self, text: str) -> None:
         self.nodes += 1
 
-    def pi(self, target, data=None) -> None:
+    def pi(self, target: str, data: str | None = None) -> None:
         self.nodes += 1
 
     def close(self) -> int:
