@@ -9,6 +9,10 @@ PYTEST_ARGS ?=
 # A payment header may be 16 KiB (billing.core.payment_header); gunicorn's own limits
 # (4094-byte request line, 8190-byte header field) would answer it with a bare 400 first.
 GUNICORN_LIMITS := --limit-request-line 8190 --limit-request-field_size 20480
+# A backstop for memory: each worker is replaced after 1,000 to 1,100 requests (the jitter
+# keeps the workers from all restarting at once), so whatever a worker's heap kept from
+# its densest page goes back with it. Pages are bounded first (MAX_HTML_NODES).
+GUNICORN_RECYCLE := --max-requests 1000 --max-requests-jitter 100
 # gunicorn 27 opens a control socket at one path per user (~/.gunicorn/gunicorn.ctl), which
 # every instance on the machine would share; `make run` needs none. Read when the recipe
 # runs (after install), and left out for a gunicorn that has no such socket.
@@ -61,7 +65,7 @@ run: migrate
 	$(BIN)/python manage.py db_worker --interval 1 & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --preload --timeout 120 \
-		$(GUNICORN_LIMITS) $(GUNICORN_CONTROL) --access-logfile - --forwarded-allow-ips ""
+		$(GUNICORN_LIMITS) $(GUNICORN_RECYCLE) $(GUNICORN_CONTROL) --access-logfile - --forwarded-allow-ips ""
 
 # Only the task worker, for a deployment that runs gunicorn elsewhere.
 worker: migrate

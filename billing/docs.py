@@ -17,6 +17,7 @@ from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.pricing import MAX_TIMEOUT_SECONDS
+from billing.services.claims import UNCHARGED_RUNS_PER_AUTHORIZATION
 
 PAYMENT_ERRORS = (
     raised(
@@ -62,6 +63,12 @@ def _payments() -> list[Limit]:
             "Payment header",
             f"{MAX_PAYMENT_HEADER_CHARS:,} characters",
             "402 payment_required (details.reason malformed_payment)",
+        ),
+        Limit(
+            "Runs one authorization pays for that end uncharged (a refusal after the payment "
+            "was verified)",
+            str(UNCHARGED_RUNS_PER_AUTHORIZATION),
+            "402 payment_required (details.reason payment_retries_used): sign a new one",
         ),
         Limit("Offer validity (maxTimeoutSeconds)", seconds_text(MAX_TIMEOUT_SECONDS), "—"),
     ]

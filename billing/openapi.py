@@ -19,7 +19,8 @@ PAYMENT_RESPONSES = {
         (
             "payment_required: the x402 v2 offer, base64 in the PAYMENT-REQUIRED header and in "
             "details.accepts; details.reason says why (payment_required, trial_exhausted, "
-            "trial_busy, trial_too_large, payment_already_used, authorization_expires_too_soon, "
+            "trial_busy, trial_too_large, payment_already_used, payment_retries_used, "
+            "authorization_expires_too_soon, "
             "or the facilitator's verify reason)."
         ),
     ),

@@ -27,6 +27,7 @@ from verification.capacity.pdf_pool import PDF_SECONDS, PDF_WORKERS
 from verification.capacity.pdf_worker import PDF_WORKER_MEMORY
 from verification.capacity.queues import UNCHARGED_FAILURES
 from verification.crossref.lookups import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
+from verification.engine.html_text import MAX_HTML_NODES
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
 from verification.engine.pace import BUDGETS
 from verification.engine.pdf_text import (
@@ -174,6 +175,11 @@ def _fetching() -> list[Limit]:
             "ATTEST_FETCH_MAX_BYTES",
         ),
         Limit(
+            "Elements, attributes and comments of one HTML page (counted before it is parsed)",
+            f"{MAX_HTML_NODES:,}",
+            "content_kind too_large (too_many_elements): a charged result, nothing matched",
+        ),
+        Limit(
             "Redirects followed",
             str(MAX_REDIRECTS),
             "content_kind http_error (too_many_redirects): a charged result",
@@ -295,7 +301,8 @@ def _batches() -> list[Limit]:
         Limit(
             "Uncharged failed batches per caller IP",
             f"{UNCHARGED_FAILURES.size}, one back every {UNCHARGED_FAILURES.refill_seconds:g} s",
-            "429 rate_limited (details.reason uncharged_failures), not charged",
+            "429 rate_limited (details.reason uncharged_failures), not charged; a paid batch "
+            "refused after its payment was verified keeps its place",
         ),
         Limit(
             "Batches matched at once, and waiting",

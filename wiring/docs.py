@@ -25,6 +25,7 @@ from attest_core.payloads import PAYLOAD_VERSION
 from billing.charging import CHARGING_RULES
 from billing.facilitators import facilitator_name
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
+from billing.services.claims import UNCHARGED_RUNS_PER_AUTHORIZATION
 from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
 from citations.extract.extractor import EXTRACTOR_VERSION
 from citations.extract.predicates import BUILTIN_NAMES, BUILTIN_PREDICATES
@@ -97,6 +98,7 @@ def _payments() -> dict[str, Any]:
         "pay_to": settings.X402_PAY_TO,
         "rail": RAIL,
         "max_timeout": MAX_TIMEOUT_SECONDS,
+        "uncharged_runs": UNCHARGED_RUNS_PER_AUTHORIZATION,
         "trial_calls": settings.ATTEST_TRIAL_CALLS_PER_DAY,
         "facilitator": facilitator_name(),
     }

@@ -54,6 +54,7 @@ SIGNALS: dict[str, tuple[tuple[str, str], ...]] = {
     "too_large": (
         ("body_over_limit", "the decoded body passed the size we read"),
         ("nesting_too_deep", "the HTML nests deeper than the parser goes"),
+        ("too_many_elements", "the HTML holds more elements, attributes and comments than we read"),
     ),
     "unsupported": (
         ("content_type", "neither HTML, plain text nor PDF"),

@@ -25,10 +25,12 @@ from billing.pricing import SETTLEMENT_SECONDS, PricedRoute
 from billing.services.answers import answer_for_retry, answer_response
 from billing.services.calls import TIER_PAID, TIER_TRIAL, PricedCall, VerifiedPayment
 from billing.services.claims import (
+    UNCHARGED_RUNS_PER_AUTHORIZATION,
     claim_release_abandoned,
     in_flight,
     lease_seconds_left,
     live_claim,
+    uncharged_runs,
     work_lease_end,
 )
 from billing.services.offers import offer_error, refusal_error, route_requirement
@@ -210,9 +212,29 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             raise _already_used(refuse) from None
         call.replay = outcome
         return
+    _within_uncharged_runs(claim, key=key, refuse=refuse)
     logger.info("billing.claimed", extra={"route": route.name, "payer": authorization.payer})
     call.payment = VerifiedPayment(
         payload=payload, requirements=matched, claim=claim, legacy_header=legacy
+    )
+
+
+def _within_uncharged_runs(claim: PaymentClaim, *, key: dict, refuse: dict) -> None:
+    """402 ``payment_retries_used`` (and no claim) once the authorization has paid for
+    UNCHARGED_RUNS_PER_AUTHORIZATION runs that ended uncharged.
+
+    Counted while this claim is held: only the holder of the one live claim releases one,
+    so no parallel request can add a run meanwhile.
+    """
+    used = uncharged_runs(key)
+    if used < UNCHARGED_RUNS_PER_AUTHORIZATION:
+        return
+    claim.delete()  # it never ran: the refusal below is its record
+    raise refusal_error(
+        reason="payment_retries_used",
+        message=f"This authorization already paid for {used} calls that ended uncharged "
+        "(a refusal after the payment was verified); sign a new one.",
+        **refuse,
     )
 
 

@@ -16,6 +16,10 @@ State = PaymentClaim.State
 
 # Slack on top of the longest settle call, for the database writes around it.
 SETTLE_LEASE_MARGIN_SECONDS = 5
+# An authorization pays for at most this many runs that end uncharged (a refusal met after
+# the payment was verified frees the claim): the first call and two retries. A refusal costs
+# the caller nothing, so without a bound one signature would buy unbounded work.
+UNCHARGED_RUNS_PER_AUTHORIZATION = 3
 
 
 def work_lease_end(route: PricedRoute) -> datetime.datetime:
@@ -32,6 +36,11 @@ def settle_lease_end() -> datetime.datetime:
 def live_claim(key: dict[str, str]) -> PaymentClaim | None:
     """The claim holding this authorization, if any (released claims hold nothing)."""
     return PaymentClaim.objects.filter(**key).exclude(state=State.RELEASED).first()
+
+
+def uncharged_runs(key: dict[str, str]) -> int:
+    """How many runs this authorization paid for that ended uncharged (released claims)."""
+    return PaymentClaim.objects.filter(**key, state=State.RELEASED).count()
 
 
 def in_flight(claim: PaymentClaim) -> bool:

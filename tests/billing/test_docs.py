@@ -54,3 +54,14 @@ def test_priced_view_keeps_its_openapi_annotations_and_documents_payment():
     assert {"200", "400", "402", "503"} <= set(operation["responses"])
     assert "trial_too_large" in operation["responses"]["402"]["description"]
     assert any(p["name"] == "PAYMENT-SIGNATURE" for p in operation["parameters"])
+
+
+@pytest.mark.django_db
+def test_the_payments_page_says_how_many_uncharged_runs_an_authorization_buys(client):
+    from billing.services.claims import UNCHARGED_RUNS_PER_AUTHORIZATION
+
+    page = client.get("/docs/payments").content.decode()
+    assert f"up to\n  {UNCHARGED_RUNS_PER_AUTHORIZATION} runs of one authorization" in page
+    assert "payment_retries_used" in page
+    limits = client.get("/docs/limits").content.decode()
+    assert "payment_retries_used" in limits

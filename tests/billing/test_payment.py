@@ -8,6 +8,7 @@ import pytest
 from x402.http import decode_payment_response_header
 
 from billing.models import LocalTransfer, PaymentClaim, Refusal, Settlement
+from billing.services.claims import UNCHARGED_RUNS_PER_AUTHORIZATION
 from tests.billing.conftest import NETWORK, decode_offer, post
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.billing.urls")]
@@ -228,3 +229,22 @@ def test_priced_handler_gets_its_call_as_an_argument_not_on_the_request(api, pay
     body = api.get("/v1/test-method/fetch", HTTP_PAYMENT_SIGNATURE=payer.pay(offered)).json()
     assert (body["seen_tier"], body["seen_payer"]) == ("paid", payer.address.lower())
     assert body["billing_on_request"] == []
+
+
+def test_one_authorization_pays_for_three_uncharged_runs_then_402(api, payer, offer):
+    """A refusal after the payment was verified is free, but not for ever: the fourth run
+    of one authorization is refused before the work, and a new one is served."""
+    payment = payer.pay(offer())
+    for _ in range(UNCHARGED_RUNS_PER_AUTHORIZATION):
+        assert post(api, outcome="over_capacity", payment=payment).status_code == 503
+    again = post(api, outcome="over_capacity", payment=payment)
+    assert again.status_code == 402
+    assert again.json()["error"]["details"]["reason"] == "payment_retries_used"
+    assert "PAYMENT-REQUIRED" in again
+    # The refused run left no claim of its own: three released runs, nothing charged.
+    assert PaymentClaim.objects.filter(state="released").count() == 3
+    assert PaymentClaim.objects.count() == 3
+    assert post(api, payment=payment).status_code == 402  # not even for a charged outcome
+    assert not LocalTransfer.objects.exists()
+    assert post(api, payment=payer.pay(offer())).status_code == 200
+    assert LocalTransfer.objects.count() == 1

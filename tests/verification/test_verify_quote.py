@@ -12,7 +12,12 @@ from receipts.services import verify_receipt
 from tests.verification.conftest import gzip_bomb, page, redirect, trickle
 from tests.verification.pdfs import A4, LaidOutPage, laid_out_pdf, text_pdf
 from verification.engine.classify import ADVICE
-from verification.engine.html_text import html_text
+from verification.engine.html_text import (
+    COUNTED_FROM_CHARS,
+    MAX_HTML_NODES,
+    html_text,
+    too_many_nodes,
+)
 from verification.models import RefusalTally, Verification
 
 pytestmark = pytest.mark.django_db
@@ -297,6 +302,43 @@ def test_a_page_nested_past_the_parsers_limit_is_not_called_real(api, pages, dep
     else:
         assert body["page"]["signals"] == ["status_200", "nesting_too_deep"]
         assert body["result"]["match"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("unit", "count", "kind"),
+    [
+        ("<b>x</b>", MAX_HTML_NODES - 10, "real"),  # just under the budget: read
+        ("<b>x</b>", MAX_HTML_NODES + 10, "too_large"),  # elements
+        ('<i a b c d e f g h i="1">x</i>', MAX_HTML_NODES // 10 + 10, "too_large"),  # attributes
+        ("<!--x-->", MAX_HTML_NODES + 10, "too_large"),  # comments
+    ],
+)
+def test_a_page_past_the_node_budget_is_too_large_and_charged(api, pages, unit, count, kind):
+    # The tree of a dense page costs a few hundred bytes a node whatever its size in the
+    # markup: past the budget the page is counted, never parsed, and not called real.
+    dense = "<html><body><p>the quote here</p>" + unit * count + "</body></html>"
+    pages.routes["/dense"] = page(dense)
+    response = _post(api, url=pages.url("/dense"), quote="the quote here")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["page"]["content_kind"] == kind
+    assert body["tier"] == "trial"  # a result about the page: charged
+    if kind == "real":
+        assert body["result"]["match"] == "exact"
+    else:
+        assert body["page"]["signals"] == ["status_200", "too_many_elements"]
+        assert body["result"]["match"] == "none"
+        assert body["page"]["title"] is None
+
+
+def test_the_node_count_ignores_short_markup_and_counts_what_the_tree_would_hold():
+    assert not too_many_nodes("<b>x</b>" * 100, budget=10)  # under COUNTED_FROM_CHARS
+    filler = "<p>" + "w " * COUNTED_FROM_CHARS + "</p>"
+    assert not too_many_nodes(f"<html><body>{filler}</body></html>", budget=10)
+    assert too_many_nodes(f"<html><body>{filler}{'<b>x</b>' * 11}</body></html>", budget=10)
+    # A <b> inside a script is not an element: it is not counted.
+    script = "<script>" + "'<b>' + " * 20 + "''</script>"
+    assert not too_many_nodes(f"<html><head>{script}</head><body>{filler}</body></html>", 10)
 
 
 def test_a_blocked_host_is_refused_in_words_without_the_address_it_resolved_to(api, canary):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import re
 import threading
 from collections.abc import Iterable
@@ -39,6 +42,68 @@ def _stopped_early(log: etree._ListErrorLog) -> bool:
     return any(error.type == _RESOURCE_LIMIT or "Excessive depth" in error.message for error in log)
 
 
+# What a page may hold before it is read: elements, attributes and comments together
+# (each costs a few hundred bytes in the tree, whatever its size in the markup). Past
+# it the page is ``too_large`` (signal ``too_many_elements``) and never parsed, so a
+# dense page under the byte cap cannot take a worker's memory (1.5 M elements took
+# 450 MB). Markup shorter than COUNTED_FROM_CHARS cannot hold enough to matter.
+MAX_HTML_NODES = 250_000
+COUNTED_FROM_CHARS = 256 * 1024
+_COUNT_CHUNK_CHARS = 64 * 1024
+
+
+class _NodeCounter:
+    """A parser target that counts what the tree would hold, and stops being fed past the
+    budget (no tree is built)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget, self.nodes = budget, 0
+
+    @property
+    def over(self) -> bool:
+        return self.nodes > self.budget
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        self.nodes += 1 + len(attrib)
+
+    def comment(self, text: str) -> None:
+        self.nodes += 1
+
+    def pi(self, target: str, data: str | None = None) -> None:
+        self.nodes += 1
+
+    def close(self) -> int:
+        return self.nodes
+
+
+def too_many_nodes(markup: str, budget: int = MAX_HTML_NODES) -> bool:
+    """Whether the page's tree would hold more than ``budget`` elements, attributes and
+    comments; read in chunks by libxml2's parser with no tree, stopped once past it."""
+    if len(markup) < COUNTED_FROM_CHARS:
+        return False
+    counter = _NodeCounter(budget)
+    parser = etree.HTMLParser(target=counter, **_PARSER_OPTIONS)
+    for start in range(0, len(markup), _COUNT_CHUNK_CHARS):
+        parser.feed(markup[start : start + _COUNT_CHUNK_CHARS])
+        if counter.over:
+            break
+    with contextlib.suppress(etree.ParserError):  # no markup at all: nothing counted
+        parser.close()
+    return counter.over
+
+
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or None)
+_MALLOC_TRIM = getattr(_LIBC, "malloc_trim", None)  # glibc only
+
+
+def give_memory_back() -> None:
+    """Hand the heap memory freed by a page's tree back to the system (glibc's
+    malloc_trim): without it a worker keeps the peak of the densest page it ever read.
+    Other C libraries have no such call; there gunicorn's --max-requests recycles workers."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 # The title is echoed in every answer; a hostile page must not make that answer huge.
 MAX_TITLE_CHARS = 1000
 
@@ -58,6 +123,7 @@ class HtmlText:
     mount_node: bool = False
     noscript_text: str = ""
     truncated: bool = False  # the parser stopped at a limit: text after that point is missing
+    too_many_nodes: bool = False  # over MAX_HTML_NODES: never parsed, nothing was read
 
 
 _UTF8 = webencodings.lookup("utf-8")
@@ -136,8 +202,11 @@ def html_text(markup: str) -> HtmlText:
     """Visible text of a page in document order, with the hidden text kept apart.
 
     The whole visible text is read, not a guess at the main article, so
-    offsets into it are the same for anyone who reads the page this way.
+    offsets into it are the same for anyone who reads the page this way. A page over
+    MAX_HTML_NODES is not parsed: ``too_many_nodes``, with no text.
     """
+    if too_many_nodes(markup):
+        return HtmlText(text="", too_many_nodes=True)
     root, truncated = parse_html(markup)
     if root is None:
         return HtmlText(text="")

@@ -19,6 +19,7 @@ from typing import Any
 
 from attest.errors import AttestError, InvalidRequest
 from attest_core.passages import NOTE as PASSAGES_NOTE
+from billing.services import TIER_PAID
 from receipts.services import issue_receipt
 from verification.capacity import queues
 from verification.crossref.lookups import CallLookups
@@ -299,7 +300,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
         )
 
     lookups = CallLookups(tier=tier, request_id=request_id)
-    holding_place = every_quote_failed = False
+    holding_place = answered = False
     try:
         with recorded(record):
             if batch.limited:
@@ -318,7 +319,6 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 timings.match_ms = (time.monotonic() - started) * 1000
             failed = [i for i, result in enumerate(results) if "error" in result]
             if len(failed) == len(results):
-                every_quote_failed = True
                 raise MatchTooCostlyError(
                     "Every quote of the batch was too costly to match fuzzily; use "
                     '"match": "exact" or shorter quotes.',
@@ -339,14 +339,30 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                     "failed": [{"index": i, "code": results[i]["error"]["code"]} for i in failed]
                 },
             )
+            answered = True
     finally:
-        # The place is given back unless every quote failed: that failure keeps it.
-        if holding_place and not every_quote_failed:
+        if holding_place and _gives_place_back(answered=answered, results=results, tier=tier):
             queues.failures_give_back(client_ip=batch.client_ip)
     summary = summarise(results, mode=mode)
     if batch.route != ROUTE_QUOTES:
         summary.update(lookups.summary(pages[item.page].crossref for item in batch.items))
     return BatchRun(pages=pages, results=results, receipt=receipt, summary=summary)
+
+
+def _gives_place_back(*, answered: bool, results: list[dict[str, Any]], tier: str) -> bool:
+    """Whether a batch that held a place in the caller's bucket gives it back.
+
+    An answered batch does. One whose every quote failed keeps it. A paid batch refused
+    after its payment was verified (a full queue, a redirect to a refused page) keeps it
+    too: it failed uncharged, and the place is what bounds the work a caller's payments
+    buy without being charged. A trial batch refused so gives it back (its caller's
+    unpaid limit counted the request already).
+    """
+    if answered:
+        return True
+    if results and all("error" in result for result in results):
+        return False
+    return tier != TIER_PAID
 
 
 # --- the two routes' answers ---------------------------------------------------------

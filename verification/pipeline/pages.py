@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,7 +14,12 @@ from attest_core.normalise import Normalised, normalise
 from verification.capacity.pdf_pool import PdfTimeout, read_pdfs
 from verification.engine.classify import ADVICE, Verdict, classify_html
 from verification.engine.doi import find_doi
-from verification.engine.html_text import decode_html, html_text
+from verification.engine.html_text import (
+    COUNTED_FROM_CHARS,
+    decode_html,
+    give_memory_back,
+    html_text,
+)
 from verification.engine.injection import injection_flags
 from verification.engine.pdf_text import PdfText
 from verification.network.fetch import FetchResult
@@ -204,6 +210,13 @@ def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> Non
     markup = decode_html(fetched.body, _charset(fetched))
     if as_html:
         read = html_text(markup)
+        if len(markup) >= COUNTED_FROM_CHARS:
+            _read_large_page.done = True
+        if read.too_many_nodes:
+            # Reading it would take the worker's memory; it is not checked.
+            status = fetched.http_status or 0
+            page.content_kind, page.signals = "too_large", [f"status_{status}", "too_many_elements"]
+            return
         if read.truncated:
             # The parser stopped at its nesting limit; what follows was never read, so
             # the page is not checked rather than reported real on part of its text.
@@ -237,6 +250,22 @@ def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> Non
     _set_doi(page, fetched, meta=meta)
 
 
+# Whether this thread's request read a page large enough that its memory is worth
+# handing back when the request ends (trim_after_large_pages).
+_read_large_page = threading.local()
+
+
+def trim_after_large_pages(**_signal) -> None:
+    """At the end of a request that read a large page: give the freed heap back.
+
+    The page's tree, its text and every copy of it are gone by then; glibc keeps freed
+    heap memory for the process unless asked (malloc_trim), so a worker would otherwise
+    stay at the peak of the largest page it ever read."""
+    if getattr(_read_large_page, "done", False):
+        _read_large_page.done = False
+        give_memory_back()
+
+
 def _finish_pdf_page(page: Page, fetched: FetchResult, read: PdfText | Exception) -> None:
     status = fetched.http_status or 0
     if isinstance(read, PdfTimeout):
@@ -246,6 +275,8 @@ def _finish_pdf_page(page: Page, fetched: FetchResult, read: PdfText | Exception
         page.content_kind, page.signals = "unsupported", [f"status_{status}", "pdf_unreadable"]
         return
     page.pdf = read
+    if len(read.text) >= COUNTED_FROM_CHARS:
+        _read_large_page.done = True
     page.text = normalise(read.text)
     page.injection_flags = injection_flags(read.text)
     signals = [f"status_{status}", "pdf"]
