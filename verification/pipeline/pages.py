@@ -255,7 +255,7 @@ def _read_markup_page(page: Page, fetched: FetchResult, *, as_html: bool) -> Non
 _read_large_page = threading.local()
 
 
-def trim_after_large_pages(**_signal) -> None:
+def trim_after_large_pages(**_signal: object) -> None:
     """At the end of a request that read a large page: give the freed heap back.
 
     The page's tree, its text and every copy of it are gone by then; glibc keeps freed
