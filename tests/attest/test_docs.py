@@ -485,6 +485,13 @@ def test_the_offline_checker_examples_run_as_shown(client, tmp_path, monkeypatch
         _run_commands_as_shown(block, client, tmp_path)
 
 
+def test_the_offline_checker_page_checks_with_the_python_client_as_shown(client, in_process_http):
+    [block] = _html(client, "/docs/receipt-check").xpath("//*[@data-client='python']")
+    code = block.xpath(".//*[@data-code]")[0].text_content()
+    _, printed = _run_python(code, in_process_http)
+    assert printed == block.xpath(".//*[@data-output]")[0].text_content().strip() != ""
+
+
 def _run_commands_as_shown(block, client, tmp_path, jq=None) -> None:
     """Run a docs block's shell lines (curl, jq, the offline checker) here, in process, and
     hold the checker's exit status and output to what the block shows. ``jq`` writes
@@ -800,6 +807,21 @@ def test_the_node_client_on_the_payments_page_pays(live_server, service, setting
     )
     (tmp_path / "node_modules").symlink_to(NODE_PACKAGES / "node_modules")
     _pays(live_server, service, settings, tmp_path, "node", "pay.mjs", ["node"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_discovery_example_on_the_payments_page_reads_the_bazaar_extension(
+    live_server, service, settings, tmp_path
+):
+    import sys
+
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 0  # the offer is what the example reads
+    code, shown = _client_block(live_server, "discovery")
+    for url in OUTSIDE_PAGES:
+        code = code.replace(f'"{url}"', f'"{service.url(urlsplit(url).path)}"')
+    (tmp_path / "discover.py").write_text(code, encoding="utf-8")
+    assert _run_client([sys.executable, "discover.py"], tmp_path) == shown
+    assert shown == ["402 True POST", "['quote', 'url']"]
 
 
 def test_the_payments_page_says_a_fresh_key_pays_and_how_to_raise_the_trial(client):
