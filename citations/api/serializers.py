@@ -776,6 +776,8 @@ class InventoryQuery(serializers.Serializer):
 class PredicateIn(NoUnknownFields):
     name = StrictCharField(
         max_length=PREDICATE_MAX_LENGTH,
+        # Not trimmed: the schema's maxLength and pattern then hold for the string as sent.
+        trim_whitespace=False,
         pattern=NAME_RE.pattern,
         pattern_message=NAME_RULE,
         help_text=f"Matches `{NAME_PATTERN}`.",

@@ -116,8 +116,8 @@ NAMES = [
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_schema_states_the_name_rule_the_route_applies(ledger, name):
-    """The one pattern in the schema of ``name`` is the rule itself (around the white space
-    the field trims), so a client reading the schema knows which names are refused."""
+    """The one pattern in the schema of ``name`` is the rule itself (the name is not trimmed,
+    so padding is refused too), so a client reading the schema knows which names are refused."""
     import re
 
     from drf_spectacular.generators import SchemaGenerator
