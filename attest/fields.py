@@ -9,6 +9,8 @@ string may not hold (a NUL, a lone surrogate, nothing but spaces) is in the sche
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
@@ -28,14 +30,33 @@ NOT_BLANK_PATTERN = rf"^[^\x00]*[^\x00{WHITESPACE_CLASS}][^\x00]*$"
 
 
 class StrictCharField(serializers.CharField):
-    """A JSON string only: a number or list is refused, not turned into text."""
+    """A JSON string only: a number or list is refused, not turned into text.
+
+    ``pattern`` (unanchored) is a rule the trimmed string must match whole, refused with
+    ``pattern_message``; the schema's one ``pattern`` then states it, with the white space
+    the field trims around it. It must refuse the empty string and NUL itself, so that one
+    pattern still states every rule the field applies.
+    """
+
+    def __init__(self, *, pattern: str | None = None, pattern_message: str = "", **kwargs):
+        super().__init__(**kwargs)
+        if pattern is not None and (re.fullmatch(pattern, "") or re.search(pattern, "\x00")):
+            raise ValueError(f"the pattern {pattern!r} must refuse a blank string and NUL")
+        self.pattern = pattern
+        self.pattern_message = pattern_message or f"must match ^{pattern}$"
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
-        return super().to_internal_value(data)
+        value = super().to_internal_value(data)
+        if self.pattern is not None and not re.fullmatch(self.pattern, value):
+            raise serializers.ValidationError(self.pattern_message, code="pattern")
+        return value
 
     def schema_pattern(self) -> str | None:
+        if self.pattern is not None:
+            around = f"[{WHITESPACE_CLASS}]*" if self.trim_whitespace else ""
+            return f"^{around}(?:{self.pattern}){around}$"
         blank_refused = self.trim_whitespace and not self.allow_blank
         return NOT_BLANK_PATTERN if blank_refused else TEXT_PATTERN
 

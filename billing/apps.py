@@ -22,6 +22,9 @@ def load_payment_stack() -> None:
     command would pay; the code that needs the SDK's EVM half imports it where it is used.
     """
     importlib.import_module("eth_account")
+    # The scheme every offer and verification builds on (web3 under it): seconds to import,
+    # which the first priced request would otherwise wait for.
+    importlib.import_module("x402.mechanisms.evm.exact")
     sys.setrecursionlimit(min(sys.getrecursionlimit(), RECURSION_LIMIT))
 
 
@@ -30,5 +33,7 @@ class BillingConfig(AppConfig):
 
     def ready(self) -> None:
         from attest.registry import register_serving_hook
+        from billing.discovery import discovery_prepare
 
         register_serving_hook(load_payment_stack)
+        register_serving_hook(discovery_prepare)

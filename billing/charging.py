@@ -40,6 +40,12 @@ CHARGING_RULES: tuple[ChargingRule, ...] = (
         "payment_required",
         False,
     ),
+    ChargingRule(
+        "Payment identifier already used for another request, or its answer no longer kept",
+        409,
+        "payment_identifier_conflict",
+        False,
+    ),
     ChargingRule("Rate limited, including uncharged failed batches", 429, "rate_limited", False),
     ChargingRule(
         "Match or PDF queue full (before the offer, or after payment is verified)",

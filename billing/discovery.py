@@ -3,7 +3,9 @@
 The request body's and the 200 answer's schemas are the components drf-spectacular
 generates for the route (one source, so the offer never describes another shape than
 the API takes), with each ``$ref`` written out, since the extension carries plain JSON
-Schema. The schema is generated once per process, on the first offer.
+Schema. Generating the schema takes seconds, so a serving process builds every priced
+route's extension once before its first request (``discovery_prepare``, a serving hook),
+not on its first 402.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from x402.extensions.bazaar import OutputConfig, declare_discovery_extension
 
-from billing.pricing import PricedRoute
+from billing.pricing import PRICED_ROUTES, PricedRoute
 
 _JSON = "application/json"
 
@@ -56,3 +58,9 @@ def route_discovery(route: PricedRoute) -> dict[str, Any]:
     )
     extension["bazaar"]["info"]["input"]["method"] = "POST"
     return extension
+
+
+def discovery_prepare() -> None:
+    """Build every priced route's extension now (a serving hook: before the first request)."""
+    for route in PRICED_ROUTES.values():
+        route_discovery(route)

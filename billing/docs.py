@@ -15,7 +15,12 @@ from attest.registry import (
 )
 from billing.charging import CHARGING_RULES, response_is_charged
 from billing.core.payment_header import MAX_PAYMENT_HEADER_CHARS
-from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
+from billing.exceptions import (
+    FacilitatorUnavailable,
+    PaymentIdentifierConflict,
+    PaymentRequiredError,
+    SettlementPending,
+)
 from billing.pricing import MAX_TIMEOUT_SECONDS
 from billing.services.claims import UNCHARGED_RUNS_PER_AUTHORIZATION
 
@@ -30,6 +35,12 @@ PAYMENT_ERRORS = (
         SettlementPending,
         "The payment was sent for settlement but not confirmed: retry the same request with "
         "the same payment, never pay again.",
+    ),
+    raised(
+        PaymentIdentifierConflict,
+        "The payment's payment-identifier already paid for another request (details.reason "
+        "other_request), or for this one but its answer is no longer kept (answer_expired); "
+        "send a new identifier.",
     ),
 )
 # The limit on free work per caller IP (ATTEST_UNPAID_RATE, billing.unpaid): checks before

@@ -74,3 +74,14 @@ class SettlementPending(AttestError):
     def __init__(self, message: str | None = None, **kwargs: Any):
         kwargs.setdefault("retry_after", 30)
         super().__init__(message, **kwargs)
+
+
+class PaymentIdentifierConflict(AttestError):
+    """A payment identifier already used for another request, or whose answer is gone."""
+
+    status_code = 409
+    code = "payment_identifier_conflict"
+    message = (
+        "This payment identifier already paid for another request; nothing was charged. "
+        "Send a new identifier with a new payment."
+    )

@@ -77,6 +77,8 @@ class PaymentClaim(models.Model):
     payment = models.JSONField(default=dict, blank=True)
     client_ip = models.GenericIPAddressField(null=True, blank=True)
     request_id = models.CharField(max_length=128, blank=True)
+    # The payer's idempotency key (x402 ``payment-identifier``): "" when none was sent.
+    payment_id = models.CharField(max_length=128, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -86,6 +88,13 @@ class PaymentClaim(models.Model):
                 fields=["network", "asset", "payer", "nonce"],
                 condition=~Q(state="released"),
                 name="billing_one_live_claim_per_authorization",
+            ),
+            # One live claim per payer and identifier: a second payment under the same key
+            # is answered from the first, never charged (billing.services.payment_ids).
+            models.UniqueConstraint(
+                fields=["payer", "payment_id"],
+                condition=~Q(state="released") & ~Q(payment_id=""),
+                name="billing_one_live_claim_per_payment_id",
             ),
             # Work and settlement in flight always have a lease that ends.
             models.CheckConstraint(

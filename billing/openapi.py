@@ -20,8 +20,15 @@ PAYMENT_RESPONSES = {
             "payment_required: the x402 v2 offer, base64 in the PAYMENT-REQUIRED header and in "
             "details.accepts; details.reason says why (payment_required, trial_exhausted, "
             "trial_busy, trial_too_large, payment_already_used, payment_retries_used, "
-            "authorization_expires_too_soon, "
+            "authorization_expires_too_soon, malformed_payment_identifier, "
             "or the facilitator's verify reason)."
+        ),
+    ),
+    409: error_response(
+        (
+            "payment_identifier_conflict: the payment's x402 payment-identifier already paid "
+            "for another request (details.reason other_request), or for this one but its "
+            "answer is no longer kept (answer_expired); nothing charged."
         ),
     ),
     429: error_response(RATE_LIMITED),

@@ -60,9 +60,6 @@ BY_MESSAGE = [
     ("invalid_request", "unless `evidence` quotes a message"),
     # extracted_by names the extractor of message evidence, so it needs some.
     ("invalid_request", "Only with message evidence"),
-    # A declared predicate's name pattern: the strict string field's schema states only
-    # its not-blank pattern (one pattern per string), so the name's is in its description.
-    ("invalid_request", "name: must match ^[a-z][a-z0-9_]{0,63}$"),
     # A dotted-quad host must be a real IPv4 address (no octet over 255).
     ("invalid_request", "looks like an IPv4 address but is not a valid one"),
 ]

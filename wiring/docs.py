@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import path
+from django.urls import path, reverse
 from django.views.decorators.http import require_safe
 
 from attest import registry
@@ -46,6 +46,7 @@ from verification.network.addresses import MAX_URL_LENGTH
 from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_url
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES
+from wiring.docs_client import add_python_examples
 from wiring.docs_guide import how_it_works
 from wiring.docs_tables import price_of, prices
 from wiring.mcp.tools import TOOLS
@@ -417,7 +418,10 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_safe
 def page(request: HttpRequest, *, doc: DocPage) -> HttpResponse:
     context = {**_common(request, doc), **doc.context()}
-    return render(request, doc.template, context)
+    response = render(request, doc.template, context)
+    markup = add_python_examples(response.content.decode(), client_docs=reverse("docs-client"))
+    response.content = markup.encode()
+    return response
 
 
 urlpatterns = [

@@ -34,6 +34,12 @@ from billing.services.claims import (
     work_lease_end,
 )
 from billing.services.offers import offer_error, refusal_error, route_requirement
+from billing.services.payment_ids import (
+    MalformedPaymentId,
+    payment_id_claim,
+    payment_id_conflict,
+    payment_id_read,
+)
 from billing.services.settlement import claim_reconcile
 from billing.trial import trial_day, trial_reserve, trial_spent
 from billing.unpaid import payment_header
@@ -139,6 +145,7 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             **refuse,
         ) from None
     refuse["payer"] = authorization.payer
+    payment_id = _payment_id(payload, refuse)
     key = {
         "network": matched.network,
         "asset": matched.asset.lower(),
@@ -179,6 +186,14 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             message="The payment did not verify; see details.reason.",
             **refuse,
         )
+    by_id = {
+        "payment_id": payment_id,
+        "payer": authorization.payer,
+        "payload": payload,
+        "requirements": matched,
+    }
+    if _admit_by_payment_id(call, legacy=legacy, request_digest=request_digest, **by_id):
+        return
 
     try:
         with transaction.atomic():
@@ -196,10 +211,14 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
                 },
                 client_ip=call.client_ip or None,
                 request_id=call.request_id,
+                payment_id=payment_id,
                 **digests,
                 **key,
             )
     except IntegrityError:
+        # A parallel payment under the same identifier claimed it first: answer from it.
+        if _admit_by_payment_id(call, legacy=legacy, request_digest=request_digest, **by_id):
+            return
         # A parallel request claimed the same authorization after our check above: answer
         # as to any payment that holds a claim (the same request in flight waits).
         live = live_claim(key)
@@ -292,6 +311,60 @@ def _retry(
     if not same:
         raise _already_used(refuse)
     return answer_response(answer, legacy_header=legacy)
+
+
+def _payment_id(payload: PaymentPayload, refuse: dict) -> str:
+    try:
+        return payment_id_read(payload)
+    except MalformedPaymentId as exc:
+        raise refusal_error(
+            reason="malformed_payment_identifier",
+            message=f"The payment-identifier extension is malformed ({exc}): an id is 16 to "
+            "128 letters, digits, hyphens and underscores, beside required: true or false.",
+            **refuse,
+        ) from None
+
+
+def _admit_by_payment_id(
+    call: PricedCall,
+    *,
+    payment_id: str,
+    payer: str,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    legacy: bool,
+    request_digest: str,
+) -> bool:
+    """Answer a verified payment under an identifier its payer already used, if it is one.
+
+    Nothing is claimed for it, so it is never charged: the same request is the first
+    payment's retry (its stored answer, or 503 while that payment's work or settlement is
+    in flight); another request, or one whose answer is no longer kept, is 409. False when
+    the identifier holds no live claim: the payment is claimed as any other.
+    """
+    if not payment_id:
+        return False
+    earlier = payment_id_claim(payer=payer, payment_id=payment_id)
+    if earlier is None:
+        return False
+    if earlier.request_digest != request_digest:
+        raise payment_id_conflict(client_ip=call.client_ip, reason="other_request")
+    if earlier.state == State.SETTLED and answer_for_retry(earlier) is None:
+        raise payment_id_conflict(client_ip=call.client_ip, reason="answer_expired")
+    outcome = _retry(
+        call,
+        earlier,
+        payload=payload,
+        requirements=requirements,
+        legacy=legacy,
+        request_digest=request_digest,
+        payment_digest=earlier.payment_digest,
+    )
+    if isinstance(outcome, VerifiedPayment):
+        call.payment = outcome
+    elif outcome is not None:
+        call.replay = outcome
+    return outcome is not None
 
 
 def _already_used(refuse: dict) -> PaymentRequiredError:

@@ -13,6 +13,7 @@ from billing.exceptions import PaymentRequiredError
 from billing.facilitators import resource_config, resource_server
 from billing.models import Offer, Refusal
 from billing.pricing import PricedRoute
+from billing.services.payment_ids import payment_id_declaration
 from billing.trial import trial_bucket
 from billing.unpaid import count_refused_payment
 
@@ -54,7 +55,7 @@ def offer_error(
             mime_type="application/json",
         ),
         reason,
-        extensions=route_discovery(route),
+        extensions={**route_discovery(route), **payment_id_declaration()},
     )
     if record:
         _count(

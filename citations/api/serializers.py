@@ -38,6 +38,7 @@ from citations.selectors import (
 )
 from citations.selectors.web_evidence import REASONS, WebQuoteIn
 from citations.services.authoring import MESSAGE_REASONS, AuthoredStatement, MessageQuoteIn
+from citations.services.predicates import NAME_PATTERN, NAME_RE, NAME_RULE
 
 MAX_WEB_EVIDENCE = 20
 # As verify/quote takes a quote as sent; a receipt as attest_core.jws caps it.
@@ -773,7 +774,12 @@ class InventoryQuery(serializers.Serializer):
 
 class PredicateIn(NoUnknownFields):
     name = StrictCharField(
-        max_length=PREDICATE_MAX_LENGTH, help_text="Matches `^[a-z][a-z0-9_]{0,63}$`."
+        max_length=PREDICATE_MAX_LENGTH,
+        # Not trimmed: the schema's maxLength and pattern then hold for the string as sent.
+        trim_whitespace=False,
+        pattern=NAME_RE.pattern,
+        pattern_message=NAME_RULE,
+        help_text=f"Matches `{NAME_PATTERN}`.",
     )
     cardinality = StrictChoiceField(
         choices=["one", "many"],

@@ -20,6 +20,10 @@ from citations.services.audit import audit_record
 
 NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 NAME_PATTERN = "^[a-z][a-z0-9_]{0,63}$"
+NAME_RULE = (
+    f"must match {NAME_PATTERN} (a lower-case letter, then up to 63 lower-case letters, "
+    "digits or underscores)."
+)
 DESCRIPTION_MAX_CHARS = 500
 DECLARE_HINT = 'declare it first with POST /v1/predicates {"name", "cardinality"}'
 
@@ -68,11 +72,7 @@ def predicate_cardinality(*, project: Project, name: str, field: str = "predicat
 
 def _validated(name: str, cardinality: str, description: str) -> None:
     if not NAME_RE.fullmatch(name):
-        raise InvalidRequest(
-            f"name: must match {NAME_PATTERN} (a lower-case letter, then up to 63 lower-case "
-            "letters, digits or underscores).",
-            field="name",
-        )
+        raise InvalidRequest(f"name: {NAME_RULE}", field="name")
     if cardinality not in CARDINALITIES:
         raise InvalidRequest('cardinality: "one" or "many".', field="cardinality")
     if len(description) > DESCRIPTION_MAX_CHARS:

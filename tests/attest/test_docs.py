@@ -19,13 +19,15 @@ are fetched from the service and ``python -m receipts.check`` runs for real.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
 import shlex
+from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import lxml.html
 import pytest
@@ -41,6 +43,7 @@ from tests.citations.conftest import make_ledger
 from tests.verification.conftest import PageServer, page
 from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES
 from wiring.docs import PAGES
+from wiring.docs_client import CREDENTIAL_VARIABLE, parse_curl, python_example
 from wiring.docs_tables import served
 
 pytestmark = pytest.mark.django_db
@@ -255,19 +258,30 @@ def _run_example(
     api, settings, server: PageServer, example: Example, *, ledger=None, previous=None
 ):
     client = api
+    if example.needs in ("credential", "ledger"):
+        client = ledger.client
+    path, body = _request_as_run(api, settings, server, example, previous=previous)
+    if body is None:
+        return client.generic(example.method, path)
+    return client.generic(example.method, path, json.dumps(body), content_type="application/json")
+
+
+def _request_as_run(api, settings, server: PageServer, example: Example, *, previous=None):
+    """The path and body an example sends once its preconditions, fills and loopback pages
+    are applied (the body None when it has none)."""
     if example.needs == "no-trial":
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 0
-    elif example.needs in ("credential", "ledger"):
-        client = ledger.client
     else:
-        assert example.needs is None, f"unknown precondition {example.needs}"
+        assert example.needs in (None, "credential", "ledger"), (
+            f"unknown precondition {example.needs}"
+        )
     path, raw_body = example.path, example.body
     if example.id_from:
         real_id = _value_at(previous, example.id_from)
         path = path.replace(SAMPLE_FACT_ID, real_id)
         raw_body = raw_body and raw_body.replace(SAMPLE_FACT_ID, real_id)
     if raw_body is None:
-        return client.generic(example.method, path)
+        return path, None
     body = json.loads(raw_body)
     if example.receipt_from:
         method, receipt_path = example.receipt_from.split(" ", 1)
@@ -277,8 +291,7 @@ def _run_example(
         *inside, last = key.split(".")  # "evidence.0.receipt" fills a nested value
         target = _value_at(body, ".".join(inside)) if inside else body
         target[int(last) if isinstance(target, list) else last] = _value_at(previous, dotted)
-    body = _outside_to_loopback(body, server)
-    return client.generic(example.method, path, json.dumps(body), content_type="application/json")
+    return path, _outside_to_loopback(body, server)
 
 
 # --- rendering and navigation ---------------------------------------------------------------
@@ -363,6 +376,67 @@ def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, 
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
 
 
+@pytest.fixture
+def in_process_http():
+    """An httpx client whose transport is this process's WSGI application. The test's
+    database connection stays open across requests, as Django's own test client keeps it."""
+    import httpx
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.core.signals import request_finished
+    from django.db import close_old_connections
+
+    request_finished.disconnect(close_old_connections)
+    try:
+        with httpx.Client(transport=httpx.WSGITransport(app=WSGIHandler())) as http:
+            yield http
+    finally:
+        request_finished.connect(close_old_connections)
+
+
+def _run_python(code: str, http) -> tuple[dict, str]:
+    """Run a page's Python example here, its client's HTTP going to this process's service."""
+    constructor = f'Attest("{HOST}"'
+    assert code.count(constructor) == 1, code
+    namespace: dict = {"_http": http}
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        exec(code.replace(constructor, f"{constructor}, http=_http"), namespace)
+    return namespace, printed.getvalue().strip()
+
+
+@pytest.mark.parametrize("slug", WITH_EXAMPLES)
+def test_every_example_runs_through_the_python_client_as_the_page_shows(
+    api, client, settings, service, in_process_http, monkeypatch, slug
+):
+    """Beside each curl command the page shows the same call through attest_client; run
+    (with the same fills and loopback pages as the curl harness), it answers the same."""
+    tree = _html(client, f"/docs/{slug}")
+    blocks, examples = tree.xpath("//*[@data-example]"), _examples(tree)
+    ledger, previous = make_ledger(), None
+    monkeypatch.setenv(CREDENTIAL_VARIABLE, ledger.token)
+    if any(e.needs == "ledger" for e in examples):
+        ledger.ingest("user-1", ("m1", "I moved to Dublin in March.", "2026-03-04T10:11:58Z"))
+    for block, example in zip(blocks, examples, strict=True):
+        where = f"the Python of {example.method} {example.path} on /docs/{slug}"
+        shown = parse_curl(block.xpath(".//*[@data-request]")[0].text_content())
+        [python] = block.xpath(".//*[@data-python]")
+        assert python.text_content() == python_example(shown, status=example.status), where
+        path, body = _request_as_run(api, settings, service, example, previous=previous)
+        split = urlsplit(path)
+        run = dataclasses.replace(shown, path=split.path, query=parse_qsl(split.query), body=body)
+        namespace, printed = _run_python(
+            python_example(run, status=example.status), in_process_http
+        )
+        if example.status < 400:
+            previous = namespace["answer"]
+            documented = _outside_to_loopback(example.response, service)
+            assert_documented(documented, previous, where, example.shape_only)
+        else:
+            assert printed == f"{example.status} {example.response['error']['code']}", where
+            previous = None
+        settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000
+
+
 def test_every_page_of_a_route_shows_examples():
     routes = [doc.slug for doc in PAGES if doc.route]
     assert len(routes) >= 8 and set(routes) <= set(WITH_EXAMPLES)
@@ -409,6 +483,13 @@ def test_the_offline_checker_examples_run_as_shown(client, tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     for block in blocks:
         _run_commands_as_shown(block, client, tmp_path)
+
+
+def test_the_offline_checker_page_checks_with_the_python_client_as_shown(client, in_process_http):
+    [block] = _html(client, "/docs/receipt-check").xpath("//*[@data-client='python']")
+    code = block.xpath(".//*[@data-code]")[0].text_content()
+    _, printed = _run_python(code, in_process_http)
+    assert printed == block.xpath(".//*[@data-output]")[0].text_content().strip() != ""
 
 
 def _run_commands_as_shown(block, client, tmp_path, jq=None) -> None:
@@ -728,6 +809,21 @@ def test_the_node_client_on_the_payments_page_pays(live_server, service, setting
     _pays(live_server, service, settings, tmp_path, "node", "pay.mjs", ["node"])
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_discovery_example_on_the_payments_page_reads_the_bazaar_extension(
+    live_server, service, settings, tmp_path
+):
+    import sys
+
+    settings.ATTEST_TRIAL_CALLS_PER_DAY = 0  # the offer is what the example reads
+    code, shown = _client_block(live_server, "discovery")
+    for url in OUTSIDE_PAGES:
+        code = code.replace(f'"{url}"', f'"{service.url(urlsplit(url).path)}"')
+    (tmp_path / "discover.py").write_text(code, encoding="utf-8")
+    assert _run_client([sys.executable, "discover.py"], tmp_path) == shown
+    assert shown == ["402 True POST", "['quote', 'url']"]
+
+
 def test_the_payments_page_says_a_fresh_key_pays_and_how_to_raise_the_trial(client):
     text = _html(client, "/docs/payments").text_content()
     assert "No testnet USDC is needed" in text and "treats any payer as funded" in text
@@ -749,7 +845,14 @@ def test_a_402_message_links_the_payments_docs(api, client, settings, service):
 # Every block of code on a page is one of these: a command the tests run (data-request in a
 # data-example, data-run in data-commands, data-code in a client), what it answers (data-response,
 # data-output), or a fragment of an answer shown above (data-fragment): none escapes the tests.
-PRE_KINDS = {"data-request", "data-response", "data-run", "data-output", "data-code"}
+PRE_KINDS = {
+    "data-request",
+    "data-python",
+    "data-response",
+    "data-run",
+    "data-output",
+    "data-code",
+}
 
 
 @pytest.mark.parametrize("doc", PAGES, ids=[doc.slug for doc in PAGES])

@@ -77,3 +77,24 @@ def test_concurrent_trial_calls_never_overspend_the_budget(settings):
     responses = _in_parallel(8, lambda: post(APIClient()))
     assert sorted(r.status_code for r in responses) == [200] * 3 + [402] * 5
     assert TrialBudget.objects.get().used == 3
+
+
+def test_concurrent_new_payments_under_one_payment_identifier_are_charged_once(payer, offer):
+    """Eight authorizations signed apart, one payment-identifier, sent at once: the one live
+    claim per identifier lets one of them pay; the others wait or get its answer."""
+    from x402.extensions.payment_identifier import generate_payment_id
+
+    from tests.billing.test_payment_identifier import pay_with_id
+
+    payment_id = generate_payment_id()
+    payments = [pay_with_id(payer, offer(), payment_id) for _ in range(8)]
+    sent = iter(payments)
+    lock = threading.Lock()
+
+    def send():
+        with lock:
+            payment = next(sent)
+        return post(APIClient(), payment=payment)
+
+    _charged_once(_in_parallel(len(payments), send))
+    assert PaymentClaim.objects.get().payment_id == payment_id

@@ -129,3 +129,17 @@ def test_the_offer_carries_the_bazaar_discovery_extension_from_the_schema(api, p
     info = extract_discovery_info(payment, payment.accepted)
     assert info is not None
     assert (info.method, info.resource_url) == ("POST", offer.resource.url)
+
+
+def test_a_serving_process_builds_every_discovery_extension_before_its_first_request():
+    """The schema behind the bazaar extension takes seconds to generate: the serving hooks
+    (attest/wsgi.py runs them) build it, so no caller's first 402 waits for it."""
+    from attest.registry import prepare_to_serve
+    from billing import discovery
+    from billing.pricing import PRICED_ROUTES
+
+    discovery._openapi.cache_clear()
+    discovery.route_discovery.cache_clear()
+    prepare_to_serve()
+    assert discovery._openapi.cache_info().currsize == 1
+    assert discovery.route_discovery.cache_info().currsize == len(PRICED_ROUTES)

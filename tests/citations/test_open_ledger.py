@@ -100,6 +100,38 @@ def test_a_bad_name_is_refused(ledger, name):
     assert response.json()["error"]["details"]["field"] == "name"
 
 
+NAMES = [
+    "my_theme",
+    "a" * 64,
+    "  prefers_theme\t",
+    "Prefers",
+    "1abc",
+    "_x",
+    "a-b",
+    "a" * 65,
+    "",
+    "é",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_schema_states_the_name_rule_the_route_applies(ledger, name):
+    """The one pattern in the schema of ``name`` is the rule itself (the name is not trimmed,
+    so padding is refused too), so a client reading the schema knows which names are refused."""
+    import re
+
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator(urlconf="wiring.urls").get_schema(request=None, public=True)
+    field = schema["components"]["schemas"]["PredicateInRequest"]["properties"]["name"]
+    stated = re.search(field["pattern"], name) is not None and len(name) <= field["maxLength"]
+    response = declare(ledger, name)
+    assert (response.status_code == 201) == stated, (name, response.content)
+    if not stated and name.strip() and len(name) <= field["maxLength"]:
+        error = response.json()["error"]
+        assert error["message"].startswith("name: must match ^[a-z][a-z0-9_]{0,63}$"), error
+
+
 def test_a_64_character_name_is_accepted_and_stored_whole(ledger):
     name = "a" + "b" * 63
     assert declare(ledger, name).status_code == 201

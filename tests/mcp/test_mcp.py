@@ -24,6 +24,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import McpError
 from x402 import x402Client
+from x402.extensions.payment_identifier import (
+    append_payment_identifier_to_extensions,
+    generate_payment_id,
+)
 from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY, x402MCPSession
 from x402.mcp.client import _extract_payment_required_from_object
 from x402.mechanisms.evm.exact import ExactEvmClientScheme
@@ -226,6 +230,37 @@ def test_the_same_payment_on_the_same_arguments_gets_the_stored_answer(service, 
     assert json.loads(other.content[1].text)["error"]["details"]["reason"] == (
         "payment_already_used"
     )
+
+
+def test_a_payment_identifier_gets_the_stored_answer_for_a_new_payment(service, payer_key):
+    """x402's payment-identifier over MCP: two payments under one key are charged once."""
+    arguments = {"url": service.article, "quote": QUOTE}
+    payment_id = generate_payment_id()
+
+    async def pay(mcp, tool_arguments):
+        offer = await mcp.call_tool("verify_quote", tool_arguments)
+        required = _extract_payment_required_from_object(offer.structuredContent)
+        extensions = dict(required.extensions or {})
+        append_payment_identifier_to_extensions(extensions, payment_id)
+        payment = await payer(payer_key).create_payment_payload(required, extensions=extensions)
+        meta = {MCP_PAYMENT_META_KEY: payment.model_dump(mode="json", by_alias=True)}
+        return await mcp.call_tool("verify_quote", tool_arguments, meta=meta)
+
+    async def test():
+        async with session(service.url) as mcp:
+            first = await pay(mcp, arguments)
+            again = await pay(mcp, arguments)
+            other = await pay(mcp, {**arguments, "match": "exact"})
+            return first, again, other
+
+    landed = service.facilitator.landed
+    first, again, other = run(test)
+    assert service.facilitator.landed == landed + 1  # charged once
+    assert first.isError is False and answer(first)["tier"] == "paid"
+    assert again.isError is False
+    assert again.content[0].text == first.content[0].text  # the stored bytes
+    assert other.isError is True
+    assert answer(other)["error"]["code"] == "payment_identifier_conflict"
 
 
 def test_the_ledger_tools(service):

@@ -97,9 +97,11 @@ class Attest:
         """POST /v1/fetch: the page's normalised text, as the matcher reads it."""
         return self._json("POST", "/v1/fetch", {"url": url})
 
-    def sample_quote(self) -> VerifyQuoteAnswer:
-        """GET /v1/sample/quote: a free, signed sample answer."""
-        return self._json("GET", "/v1/sample/quote")
+    def sample_quote(self, *, match: str | None = None) -> VerifyQuoteAnswer:
+        """GET /v1/sample/quote: a free, signed sample answer (``match="passages"``: the
+        sample of a paraphrased claim)."""
+        params = {"match": match} if match is not None else None
+        return self._json("GET", "/v1/sample/quote", params=params)
 
     def sample_citations(self) -> VerifyCitationsAnswer:
         """GET /v1/sample/citations: a free, signed sample batch answer."""
@@ -172,11 +174,15 @@ class Attest:
         params = {k: str(v) for k, v in filters.items() if v is not None}
         return self._json("GET", "/v1/facts", params=params)
 
-    def record_fact(self, subject: str, predicate: str, statement: str, **fields: Any) -> Fact:
+    def record_fact(
+        self, subject: str, predicate: str, statement: str | None = None, **fields: Any
+    ) -> Fact:
         """POST /v1/facts: a fact a person states. Fields: ``value``, ``valid_from``,
-        ``valid_until``, ``role``, ``authored_by``, ``evidence`` (a receipt and quote)."""
-        required = {"subject": subject, "predicate": predicate, "statement": statement}
-        return self._json("POST", "/v1/facts", _body(required, fields))
+        ``valid_until``, ``role``, ``authored_by``, ``evidence`` (a receipt and quote, or a
+        message's quote), ``extracted_by``. ``statement`` may be left out when a message's
+        quote is the evidence."""
+        required = {"subject": subject, "predicate": predicate}
+        return self._json("POST", "/v1/facts", _body(required, {"statement": statement, **fields}))
 
     def predicates(self) -> PredicateList:
         """GET /v1/predicates: the built-in predicates, then the project's own."""
