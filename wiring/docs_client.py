@@ -106,7 +106,7 @@ def client_call(request: Request) -> tuple[str, dict[str, Any]]:
     if name == "rebuild_status":
         arguments["generation_id"] = int(arguments["generation_id"])
     arguments.update(request.query)
-    body = dict(request.body or {})
+    body: dict[str, Any] = dict(request.body or {})
     if name == "rebuild" and body == {"scope": "project"}:
         body = {"project": True}
     renamed = _RENAMED.get(name, {})
