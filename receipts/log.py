@@ -32,7 +32,9 @@ from receipts.selectors import signing_keyring
 _LOCK_KEY = 0x41544C47
 
 
-def log_append(*, kind: str, data: str, audit_project: int | None = None) -> int:
+def log_append(
+    *, kind: str, data: str, audit_project: int | None = None, audit_seq: int | None = None
+) -> int:
     """Append one leaf and return its index; committed with the caller's transaction."""
     leaf = data.encode("ascii")
     with transaction.atomic(), connection.cursor() as cursor:
@@ -47,9 +49,9 @@ def log_append(*, kind: str, data: str, audit_project: int | None = None) -> int
             size, [found[key] for key in frontier_keys], merkle.leaf_hash(leaf)
         )
         cursor.execute(
-            'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, created_at) '
-            "VALUES (%s, %s, %s, %s, %s)",
-            [size, kind, data, audit_project, timezone.now()],
+            'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, '
+            "created_at) VALUES (%s, %s, %s, %s, %s, %s)",
+            [size, kind, data, audit_project, audit_seq, timezone.now()],
         )
         rows = ", ".join(["(%s, %s, %s)"] * len(appended.nodes))
         cursor.execute(
@@ -77,14 +79,18 @@ def log_append_audit_head(*, project: int, seq: int, head_hash: str) -> int:
         kind=LogLeaf.AUDIT_HEAD,
         data=audit_head_leaf(project=project, seq=seq, head_hash=head_hash),
         audit_project=project,
+        audit_seq=seq,
     )
 
 
 def latest_audit_head(*, project: int) -> dict | None:
-    """The project's last logged audit head (``seq``, ``hash``, ``index``), or None."""
+    """The project's logged audit head furthest along (``seq``, ``hash``, ``index``), or None.
+
+    By seq, not by index: two writers' heads may reach the log in either order.
+    """
     leaf = (
         LogLeaf.objects.filter(audit_project=project)
-        .order_by("-index")
+        .order_by("-audit_seq", "-index")
         .only("index", "data")
         .first()
     )

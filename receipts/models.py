@@ -66,13 +66,14 @@ class LogLeaf(AppendOnly):
     data = models.TextField()
     # A plain ID, not a foreign key: the ledger sits above receipts and calls into it.
     audit_project = models.BigIntegerField(null=True, blank=True)
+    audit_seq = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField()
 
     class Meta:
         verbose_name = "log leaf"
         indexes = [
             models.Index(
-                fields=["audit_project", "-index"],
+                fields=["audit_project", "-audit_seq"],
                 condition=models.Q(audit_project__isnull=False),
                 name="logleaf_audit_head",
             )

@@ -89,6 +89,7 @@ class Migration(migrations.Migration):
                 ),
                 ("data", models.TextField()),
                 ("audit_project", models.BigIntegerField(blank=True, null=True)),
+                ("audit_seq", models.BigIntegerField(blank=True, null=True)),
                 ("created_at", models.DateTimeField()),
             ],
             options={
@@ -96,7 +97,7 @@ class Migration(migrations.Migration):
                 "indexes": [
                     models.Index(
                         condition=models.Q(("audit_project__isnull", False)),
-                        fields=["audit_project", "-index"],
+                        fields=["audit_project", "-audit_seq"],
                         name="logleaf_audit_head",
                     )
                 ],
