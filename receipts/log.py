@@ -5,10 +5,11 @@ chain head. An append reads the tree's frontier (at most 64 stored subtree hashe
 writes the leaf and the subtrees it completes (two rows on average), so it costs the same
 at a million leaves as at ten; a proof reads its O(log n) nodes in one query.
 
-Appends take turns: on PostgreSQL a transaction-scoped advisory lock, on SQLite the
-write lock every transaction takes at BEGIN (``transaction_mode`` IMMEDIATE). A leaf's
-index is the number of leaves committed before it, so two appends never share an index
-and none is skipped, whichever process makes them.
+A leaf's index is the number of leaves committed before it, so two appends never share
+an index and none is skipped, whichever process makes them: on PostgreSQL the leaf's
+primary key settles a race (the loser appends again on the new size), on SQLite the
+write lock every transaction takes at BEGIN (``transaction_mode`` IMMEDIATE) makes
+appends take turns. On PostgreSQL an append is two statements and the commit.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import time
 from collections.abc import Iterable
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from attest.errors import InvalidRequest
@@ -28,37 +29,74 @@ from attest_core.tree_head import TreeHead, sign_tree_head
 from receipts.models import LogLeaf
 from receipts.selectors import signing_keyring
 
-# pg_advisory_xact_lock's key for "the log's next index" ("ATLG" in ASCII).
-_LOCK_KEY = 0x41544C47
+# The size and the frontier in one statement (one snapshot): for each level whose bit is
+# set in the size, the last complete subtree of that level.
+_PG_FRONTIER = """
+WITH size AS (SELECT coalesce(max("index") + 1, 0) AS n FROM receipts_logleaf)
+SELECT size.n, node.level, node.hash FROM size LEFT JOIN LATERAL (
+    SELECT level, hash FROM generate_series(0, 62) AS l
+    JOIN receipts_lognode ON level = l AND "index" = (size.n >> l) - 1
+    WHERE (size.n >> l) & 1 = 1
+) AS node ON true
+"""
+_INSERT_LEAF = (
+    'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, created_at) '
+    "VALUES (%s, %s, %s, %s, %s, %s)"
+)
+_ATTEMPTS = 1000  # each failed attempt means another append committed: progress is made
 
 
 def log_append(
     *, kind: str, data: str, audit_project: int | None = None, audit_seq: int | None = None
 ) -> int:
-    """Append one leaf and return its index; committed with the caller's transaction."""
-    leaf = data.encode("ascii")
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
-        cursor.execute('SELECT max("index") FROM receipts_logleaf')
-        last = cursor.fetchone()[0]
-        size = 0 if last is None else last + 1
-        frontier_keys = merkle.frontier_nodes(size)
-        found = _nodes(cursor, frontier_keys)
-        appended = merkle.append_leaf(
-            size, [found[key] for key in frontier_keys], merkle.leaf_hash(leaf)
-        )
-        cursor.execute(
-            'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, '
-            "created_at) VALUES (%s, %s, %s, %s, %s, %s)",
-            [size, kind, data, audit_project, audit_seq, timezone.now()],
-        )
-        rows = ", ".join(["(%s, %s, %s)"] * len(appended.nodes))
-        cursor.execute(
-            f'INSERT INTO receipts_lognode (level, "index", hash) VALUES {rows}',
-            [value for node in appended.nodes for value in node],
-        )
-    return size
+    """Append one leaf and return its index; committed with the caller's transaction.
+
+    The index is the number of leaves committed before, read with the frontier in one
+    snapshot; the leaf's primary key refuses a second leaf at an index, so an append that
+    raced another (both read the same size) fails there, waits for nothing more, and is
+    made again on the new size. No index is shared and none skipped.
+    """
+    leaf_hash = merkle.leaf_hash(data.encode("ascii"))
+    row = [kind, data, audit_project, audit_seq, timezone.now()]
+    for _ in range(_ATTEMPTS):
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                size, frontier = _size_and_frontier(cursor)
+                appended = merkle.append_leaf(size, frontier, leaf_hash)
+                _insert(cursor, [size, *row], appended.nodes)
+            return size
+        except IntegrityError:
+            continue
+    raise RuntimeError(f"the transparency log refused {_ATTEMPTS} appends in a row")
+
+
+def _insert(cursor, leaf: list, nodes: tuple[tuple[int, int, bytes], ...]) -> None:
+    """Write the leaf and its nodes: one statement on PostgreSQL, two on SQLite."""
+    values = [value for node in nodes for value in node]
+    insert_nodes = 'INSERT INTO receipts_lognode (level, "index", hash) VALUES ' + ", ".join(
+        ["(%s, %s, %s)"] * len(nodes)
+    )
+    if connection.vendor == "postgresql":
+        cursor.execute(f"WITH leaf AS ({_INSERT_LEAF}) {insert_nodes}", [*leaf, *values])
+        return
+    cursor.execute(_INSERT_LEAF, leaf)
+    cursor.execute(insert_nodes, values)
+
+
+def _size_and_frontier(cursor) -> tuple[int, list[bytes]]:
+    if connection.vendor == "postgresql":
+        cursor.execute(_PG_FRONTIER)
+        rows = cursor.fetchall()
+        size = rows[0][0]
+        by_level = {level: bytes(value) for _, level, value in rows if level is not None}
+        return size, [by_level[level] for level in merkle.frontier_levels(size)]
+    # SQLite: the transaction's write lock (taken at BEGIN IMMEDIATE) makes appends take turns.
+    cursor.execute('SELECT max("index") FROM receipts_logleaf')
+    last = cursor.fetchone()[0]
+    size = 0 if last is None else last + 1
+    keys = merkle.frontier_nodes(size)
+    found = _nodes(cursor, keys)
+    return size, [found[key] for key in keys]
 
 
 def log_append_receipt(receipt: str) -> int:

@@ -145,7 +145,8 @@ def test_every_route_has_a_method(service):
         "/.well-known/jwks.json", "/v1/receipt/verify", "/v1/observations", "/v1/recall",
         "/v1/facts", "/v1/facts/{fact_id}/retract", "/v1/citations/resolve", "/v1/rebuilds",
         "/v1/rebuilds/{generation_id}", "/v1/erasures", "/v1/subjects/{subject}/export",
-        "/healthz", "/v1/openapi.json", "/v1/predicates",
+        "/healthz", "/v1/openapi.json", "/v1/predicates", "/v1/log/head", "/v1/log/proof",
+        "/v1/log/consistency",
     }  # fmt: skip
     assert paths <= covered, paths - covered
 
