@@ -139,14 +139,23 @@ def latest_audit_head(*, project: int) -> dict | None:
 
 
 def _nodes(cursor, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+    """The stored hashes of ``keys`` (level, index), in one query; every one must exist."""
     keys = list(keys)
     if not keys:
         return {}
-    where = " OR ".join(['(level = %s AND "index" = %s)'] * len(keys))
-    cursor.execute(
-        f'SELECT level, "index", hash FROM receipts_lognode WHERE {where}',
-        [value for key in keys for value in key],
-    )
+    if connection.vendor == "postgresql":
+        # One index probe per key: a long OR of conditions was planned as a slow bitmap scan.
+        cursor.execute(
+            'SELECT n.level, n."index", n.hash FROM unnest(%s::smallint[], %s::bigint[]) '
+            'AS k(level, idx) JOIN receipts_lognode n ON n.level = k.level AND n."index" = k.idx',
+            [[level for level, _ in keys], [index for _, index in keys]],
+        )
+    else:
+        where = " OR ".join(['(level = %s AND "index" = %s)'] * len(keys))
+        cursor.execute(
+            f'SELECT level, "index", hash FROM receipts_lognode WHERE {where}',
+            [value for key in keys for value in key],
+        )
     found = {(level, index): bytes(value) for level, index, value in cursor.fetchall()}
     missing = [key for key in keys if key not in found]
     if missing:

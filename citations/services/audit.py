@@ -111,7 +111,7 @@ def audit_record(
             event.hash = event_digest(event, prev_hash=event.prev_hash)
             event.save()
     # Once the event is committed, the chain's head goes into the transparency log: after
-    # the commit, so the log's lock is never held through a ledger transaction. A crash in
+    # the commit, so no ledger transaction holds the log's next index. A crash in
     # between leaves events past the logged head, which the chain check reports as not yet
     # logged (and ``verify_audit_chain --log-heads`` logs), never as intact-and-logged.
     project_id = event.project_id
