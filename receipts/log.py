@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Iterable
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from attest.errors import InvalidRequest
@@ -67,6 +67,11 @@ def log_append(
             return size
         except IntegrityError:
             continue
+        except OperationalError as exc:
+            # Racing appenders write the same keys in the same order, so none should
+            # deadlock; were PostgreSQL to pick one as a deadlock victim, it appends again.
+            if getattr(exc.__cause__, "sqlstate", None) != "40P01":
+                raise
     raise RuntimeError(f"the transparency log refused {_ATTEMPTS} appends in a row")
 
 
