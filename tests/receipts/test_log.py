@@ -165,6 +165,7 @@ def test_admin_lists_the_log_read_only(client):
     client.force_login(admin)
     page = client.get("/admin/receipts/logleaf/")
     assert page.status_code == 200
+    assert client.get("/admin/receipts/logleaf/?q=not-a-number").status_code == 200
     assert b"receipt #0" in page.content or b">0<" in page.content
     assert client.get("/admin/receipts/logleaf/add/").status_code == 403
     leaf = LogLeaf.objects.get()
