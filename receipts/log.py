@@ -9,7 +9,7 @@ A leaf's index is the number of leaves committed before it, so two appends never
 an index and none is skipped, whichever process makes them: on PostgreSQL the leaf's
 primary key settles a race (the loser appends again on the new size), on SQLite the
 write lock every transaction takes at BEGIN (``transaction_mode`` IMMEDIATE) makes
-appends take turns. On PostgreSQL an append is one statement and the commit.
+appends take turns. On PostgreSQL an append is two statements and the commit.
 """
 
 from __future__ import annotations
@@ -29,32 +29,15 @@ from attest_core.tree_head import TreeHead, sign_tree_head
 from receipts.models import LogLeaf
 from receipts.selectors import signing_keyring
 
-# A whole append in one statement (one snapshot), so it costs one round trip and the
-# commit: the size; the frontier (for each level whose bit is set in the size, the last
-# complete subtree there); the carry, the leaf hash merged with the frontier's lowest
-# subtrees while they are there, as RFC 9162 hashes nodes (SHA-256 of 0x01, left, right);
-# the leaf; and its new subtree hashes, level 0 first (racing appenders write the same
-# keys in the same order). merkle.append_leaf is the same computation in Python.
-_PG_APPEND = """
-WITH RECURSIVE size AS (
-    SELECT coalesce(max("index") + 1, 0) AS n FROM receipts_logleaf
-), frontier AS (
-    SELECT l AS level, node.hash FROM size CROSS JOIN generate_series(0, 62) AS l
-    JOIN receipts_lognode AS node ON node.level = l AND node."index" = (size.n >> l) - 1
+# The size and the frontier in one statement (one snapshot): for each level whose bit is
+# set in the size, the last complete subtree of that level.
+_PG_FRONTIER = """
+WITH size AS (SELECT coalesce(max("index") + 1, 0) AS n FROM receipts_logleaf)
+SELECT size.n, node.level, node.hash FROM size LEFT JOIN LATERAL (
+    SELECT level, hash FROM generate_series(0, 62) AS l
+    JOIN receipts_lognode ON level = l AND "index" = (size.n >> l) - 1
     WHERE (size.n >> l) & 1 = 1
-), carry (level, hash) AS (
-    SELECT 0, %s::bytea
-    UNION ALL
-    SELECT carry.level + 1, sha256(decode('01', 'hex') || frontier.hash || carry.hash)
-    FROM carry JOIN frontier ON frontier.level = carry.level
-), leaf AS (
-    INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, created_at)
-    SELECT n, %s, %s, %s, %s, %s FROM size
-)
-INSERT INTO receipts_lognode (level, "index", hash)
-SELECT carry.level, size.n >> carry.level, carry.hash FROM carry CROSS JOIN size
-ORDER BY carry.level
-RETURNING level, "index"
+) AS node ON true
 """
 _INSERT_LEAF = (
     'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, created_at) '
@@ -70,19 +53,17 @@ def log_append(
 
     The index is the number of leaves committed before, read with the frontier in one
     snapshot; the leaf's primary key refuses a second leaf at an index, so an append that
-    raced another (both read the same size) fails there and is made again on the new
-    size. No index is shared and none skipped.
+    raced another (both read the same size) fails there, waits for nothing more, and is
+    made again on the new size. No index is shared and none skipped.
     """
     leaf_hash = merkle.leaf_hash(data.encode("ascii"))
     row = [kind, data, audit_project, audit_seq, timezone.now()]
     for _ in range(_ATTEMPTS):
         try:
             with transaction.atomic(), connection.cursor() as cursor:
-                if connection.vendor == "postgresql":
-                    cursor.execute(_PG_APPEND, [leaf_hash, *row])
-                    size = next(index for level, index in cursor.fetchall() if level == 0)
-                else:
-                    size = _append_sqlite(cursor, leaf_hash, row)
+                size, frontier = _size_and_frontier(cursor)
+                appended = merkle.append_leaf(size, frontier, leaf_hash)
+                _insert(cursor, [size, *row], appended.nodes)
             return size
         except IntegrityError:
             continue
@@ -94,22 +75,33 @@ def log_append(
     raise RuntimeError(f"the transparency log refused {_ATTEMPTS} appends in a row")
 
 
-def _append_sqlite(cursor, leaf_hash: bytes, row: list) -> int:
-    """The append in three statements; the write lock taken at BEGIN IMMEDIATE makes
-    appends take turns."""
+def _insert(cursor, leaf: list, nodes: tuple[tuple[int, int, bytes], ...]) -> None:
+    """Write the leaf and its nodes: one statement on PostgreSQL, two on SQLite."""
+    values = [value for node in nodes for value in node]
+    insert_nodes = 'INSERT INTO receipts_lognode (level, "index", hash) VALUES ' + ", ".join(
+        ["(%s, %s, %s)"] * len(nodes)
+    )
+    if connection.vendor == "postgresql":
+        cursor.execute(f"WITH leaf AS ({_INSERT_LEAF}) {insert_nodes}", [*leaf, *values])
+        return
+    cursor.execute(_INSERT_LEAF, leaf)
+    cursor.execute(insert_nodes, values)
+
+
+def _size_and_frontier(cursor) -> tuple[int, list[bytes]]:
+    if connection.vendor == "postgresql":
+        cursor.execute(_PG_FRONTIER)
+        rows = cursor.fetchall()
+        size = rows[0][0]
+        by_level = {level: bytes(value) for _, level, value in rows if level is not None}
+        return size, [by_level[level] for level in merkle.frontier_levels(size)]
+    # SQLite: the transaction's write lock (taken at BEGIN IMMEDIATE) makes appends take turns.
     cursor.execute('SELECT max("index") FROM receipts_logleaf')
     last = cursor.fetchone()[0]
     size = 0 if last is None else last + 1
     keys = merkle.frontier_nodes(size)
     found = _nodes(cursor, keys)
-    appended = merkle.append_leaf(size, [found[key] for key in keys], leaf_hash)
-    cursor.execute(_INSERT_LEAF, [size, *row])
-    cursor.execute(
-        'INSERT INTO receipts_lognode (level, "index", hash) VALUES '
-        + ", ".join(["(%s, %s, %s)"] * len(appended.nodes)),
-        [value for node in appended.nodes for value in node],
-    )
-    return size
+    return size, [found[key] for key in keys]
 
 
 def log_append_receipt(receipt: str) -> int:
