@@ -1,4 +1,4 @@
-"""A read-only admin page listing the receipt keys and their state, never private material."""
+"""Read-only admin pages: the receipt keys (never private material) and the transparency log."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 from django.urls import path
 
+from attest.admin import ReadOnlyAdmin
 from receipts import selectors
 from receipts.keyring import KeyConfigError
-from receipts.models import SigningKey
+from receipts.models import LogLeaf, SigningKey
 
 
 @admin.register(SigningKey)
@@ -57,3 +58,13 @@ class SigningKeyAdmin(admin.ModelAdmin):
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/receipts/signing_keys.html", context)
+
+
+@admin.register(LogLeaf)
+class LogLeafAdmin(ReadOnlyAdmin):
+    """The log's leaves, newest first; nothing can be added, changed or deleted here."""
+
+    list_display = ["index", "kind", "audit_project", "created_at"]
+    list_filter = ["kind"]
+    search_fields = ["=index", "=audit_project"]
+    ordering = ["-index"]

@@ -13,7 +13,20 @@ from attest_core.checks import compare_with_claims
 from attest_core.jws import REASONS, ReceiptRefused, check_compact, sign_compact
 from attest_core.payloads import PageClaims, ReceiptClaims, ResultClaims
 from receipts.keyring import KeyEntry, ensure_key, rotate_key
+from receipts.log import log_append_receipt
 from receipts.selectors import signing_keyring
+
+
+@dataclass(frozen=True)
+class IssuedReceipt:
+    """A signed receipt and its leaf index in the transparency log."""
+
+    receipt: str
+    log_index: int
+
+    def answer_fields(self) -> dict[str, Any]:
+        """What every answer carrying a receipt ends with, before ``tier``."""
+        return {"receipt": self.receipt, "receipt_log_index": self.log_index}
 
 
 def issue_receipt(
@@ -25,11 +38,16 @@ def issue_receipt(
     results: list[ResultClaims],
     extra: dict | None = None,
     client_request_id: str | None = None,
-) -> str:
-    """Sign what one answer found as a compact JWS (EdDSA, kid and typ in the header).
+) -> IssuedReceipt:
+    """Sign what one answer found as a compact JWS (EdDSA, kid and typ in the header),
+    and append it to the transparency log before anyone can be answered with it.
 
     ``request_id`` is the server's own ID for the call. The caller's X-Request-ID is
     signed apart as ``client_request_id``: given, or else the current request's.
+
+    The receipt is returned only once its leaf is committed (with the caller's
+    transaction, when there is one), so every answer that carries a receipt carries a
+    logged one; a crash between signing and logging leaves a receipt nobody received.
     """
     claims = ReceiptClaims(
         issuer=settings.ATTEST_PUBLIC_URL,
@@ -43,7 +61,8 @@ def issue_receipt(
         client_request_id=client_request_id or client_request_id_var.get(),
     )
     key = signing_keyring().signing_key()
-    return sign_compact(claims.to_bytes(), key=key.signer, kid=key.kid)
+    receipt = sign_compact(claims.to_bytes(), key=key.signer, kid=key.kid)
+    return IssuedReceipt(receipt=receipt, log_index=log_append_receipt(receipt))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from attest.fields import ExampleDictField, StrictCharField, StrictIntegerField
 from attest.schema import error_response
 from billing.unpaid import unpaid_limited
-from receipts import selectors, services
+from receipts import log, selectors, services
 
 JWKS_MAX_AGE = 300  # short, so a rotated-in key reaches caches within minutes
 
@@ -168,3 +168,145 @@ class ReceiptVerifyView(APIView):
         serializer.is_valid(raise_exception=True)
         outcome = services.verify_receipt(**serializer.validated_data)
         return Response(outcome.as_dict())
+
+
+MAX_LOG_INDEX = 2**62  # far past any log; keeps a query-string number inside a BIGINT
+
+
+class LogNumberField(serializers.IntegerField):
+    """A whole number in a query string: digits only, so "5.0", "-1" and "1e3" are refused."""
+
+    default_error_messages = {"invalid": "A whole number (digits only) is required."}
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=0, max_value=MAX_LOG_INDEX, **kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or not data.isascii() or not data.isdigit():
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class LogQuery(serializers.Serializer):
+    """A query string of the log's routes: each parameter once, none unknown."""
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError(
+                {unknown[0]: f"unknown parameter; the parameters are {', '.join(self.fields)}."}
+            )
+        repeated = [name for name in self.fields if len(data.getlist(name)) > 1]
+        if repeated:
+            raise serializers.ValidationError({repeated[0]: "Give this parameter once."})
+        return super().to_internal_value(data)
+
+
+LOG_ERRORS = {
+    400: error_response(
+        "invalid_request: a size past the head, an index past the size, or "
+        "a parameter that is missing, repeated, unknown or not a whole number"
+    ),
+}
+
+
+@unpaid_limited
+class LogHeadView(APIView):
+    class OutputSerializer(serializers.Serializer):
+        tree_size = serializers.IntegerField(min_value=0, help_text="Leaves in the log.")
+        root_hash = serializers.CharField(help_text="RFC 9162 root hash, base64.")
+        timestamp = serializers.IntegerField(help_text="When signed, ms since the epoch.")
+        signature = serializers.CharField(
+            help_text="Compact JWS (EdDSA, typ attest-tree-head+jwt, kid in the JWKS) over "
+            "the canonical JSON of tree_size, root_hash and timestamp."
+        )
+
+        class Meta:
+            ref_name = "TreeHead"
+
+    @extend_schema(
+        summary="Signed tree head of the transparency log",
+        description=(
+            "Free. The log's size and RFC 9162 root now, signed with the receipt keys. Keep "
+            "the heads you see: a later head must be consistent with each "
+            "(GET /v1/log/consistency), or the log was rewritten."
+        ),
+        responses={200: OutputSerializer},
+        tags=["receipts"],
+        auth=[],
+    )
+    def get(self, request: Request) -> Response:
+        LogQuery(data=request.query_params).is_valid(raise_exception=True)
+        return Response(log.signed_tree_head())
+
+
+@unpaid_limited
+class LogProofView(APIView):
+    class Query(LogQuery):
+        index = LogNumberField(help_text="The leaf: an answer's receipt_log_index.")
+        tree_size = LogNumberField(help_text="The size of a tree head you hold.")
+
+        class Meta:
+            ref_name = "LogProofQuery"
+
+    class OutputSerializer(serializers.Serializer):
+        leaf_index = serializers.IntegerField()
+        tree_size = serializers.IntegerField()
+        audit_path = serializers.ListField(
+            child=serializers.CharField(), help_text="RFC 9162 inclusion proof, base64, leaf first."
+        )
+
+        class Meta:
+            ref_name = "InclusionProof"
+
+    @extend_schema(
+        summary="Inclusion proof of a leaf",
+        description=(
+            "Free. Proves that leaf `index` (a receipt, hashed as SHA-256(0x00 || its ASCII "
+            "bytes)) is in the tree of `tree_size` leaves whose root a signed head gives."
+        ),
+        parameters=[Query],
+        responses={200: OutputSerializer, **LOG_ERRORS},
+        tags=["receipts"],
+        auth=[],
+    )
+    def get(self, request: Request) -> Response:
+        query = self.Query(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(log.inclusion_proof(**query.validated_data))
+
+
+@unpaid_limited
+class LogConsistencyView(APIView):
+    class Query(LogQuery):
+        first = LogNumberField(help_text="The size of an older head you hold.")
+        second = LogNumberField(help_text="The size of a newer head.")
+
+        class Meta:
+            ref_name = "LogConsistencyQuery"
+
+    class OutputSerializer(serializers.Serializer):
+        first = serializers.IntegerField()
+        second = serializers.IntegerField()
+        proof = serializers.ListField(
+            child=serializers.CharField(), help_text="RFC 9162 consistency proof, base64."
+        )
+
+        class Meta:
+            ref_name = "ConsistencyProof"
+
+    @extend_schema(
+        summary="Consistency proof between two tree sizes",
+        description=(
+            "Free. Proves that the tree of `second` leaves extends the tree of `first` "
+            "leaves: nothing logged before was changed or dropped."
+        ),
+        parameters=[Query],
+        responses={200: OutputSerializer, **LOG_ERRORS},
+        tags=["receipts"],
+        auth=[],
+    )
+    def get(self, request: Request) -> Response:
+        query = self.Query(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(log.consistency_proof(**query.validated_data))

@@ -62,6 +62,11 @@ BY_MESSAGE = [
     ("invalid_request", "Only with message evidence"),
     # A dotted-quad host must be a real IPv4 address (no octet over 255).
     ("invalid_request", "looks like an IPv4 address but is not a valid one"),
+    # The transparency log's sizes are bounded by its head (state), and one parameter by
+    # another (an index below the size, first not past second).
+    ("invalid_request", "is past the log's head"),
+    ("invalid_request", "is not below tree_size"),
+    ("invalid_request", "is past second"),
 ]
 
 

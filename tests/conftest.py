@@ -58,3 +58,45 @@ def _no_crossref_unless_asked():
 
     with override_settings(ATTEST_CROSSREF_URL=""):
         yield
+
+
+_LOG_DELETE_TRIGGERS: dict[str, str] = {}
+
+
+def _transactional(request) -> bool | None:
+    """True for a test that commits (and is flushed after), False for one rolled back,
+    None for one without the database."""
+    marker = request.node.get_closest_marker("django_db")
+    names = set(request.fixturenames)
+    if {"transactional_db", "live_server"} & names:
+        return True
+    if marker is not None:
+        return bool(marker.kwargs.get("transaction") or (marker.args and marker.args[0]))
+    return False if "db" in names else None
+
+
+@pytest.fixture(autouse=True)
+def _log_flushable_on_sqlite(request):
+    """On SQLite, Django empties a committing test's tables with DELETE, which the
+    transparency log's append-only triggers refuse. Around that flush only (test harness,
+    never the service), the log's delete triggers are dropped and put back from their own
+    stored SQL before the next test; PostgreSQL flushes with TRUNCATE and needs none of it."""
+    transactional = _transactional(request)
+    if transactional is None or connection.vendor != "sqlite":
+        yield
+        return
+    request.getfixturevalue("_django_db_helper")
+    with connection.cursor() as cursor:
+        for sql in _LOG_DELETE_TRIGGERS.values():
+            cursor.execute(sql.replace("CREATE TRIGGER", "CREATE TRIGGER IF NOT EXISTS", 1))
+    yield
+    if not transactional:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+            "AND tbl_name IN ('receipts_logleaf', 'receipts_lognode') AND name LIKE '%no_delete'"
+        )
+        for name, sql in cursor.fetchall():
+            _LOG_DELETE_TRIGGERS[name] = sql
+            cursor.execute(f'DROP TRIGGER "{name}"')

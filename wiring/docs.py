@@ -18,10 +18,11 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_safe
 
 from attest import registry
-from attest_core.check_findings import FAILURE_KINDS
+from attest_core.check_findings import EXIT_CODES, FAILURE_KINDS
 from attest_core.jws import ALGORITHM, REASONS, RECEIPT_TYP
 from attest_core.passages import MAX_PASSAGES, SCORER
 from attest_core.payloads import PAYLOAD_VERSION
+from attest_core.tree_head import TREE_HEAD_TYP
 from billing.charging import CHARGING_RULES
 from billing.facilitators import facilitator_name
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
@@ -87,6 +88,10 @@ def _receipt_verify() -> dict[str, Any]:
 
 def _receipt_check() -> dict[str, Any]:
     return {"kinds": FAILURE_KINDS, "sample_quote": SAMPLE_QUOTES["fuzzy"]}
+
+
+def _transparency() -> dict[str, Any]:
+    return {"head_typ": TREE_HEAD_TYP, "log_kind": EXIT_CODES["log"]}
 
 
 def _payments() -> dict[str, Any]:
@@ -266,6 +271,13 @@ PAGES: tuple[DocPage, ...] = (
         "Check a receipt offline",
         "python -m receipts.check: the signature, the text and the quote, without us.",
         _receipt_check,
+        group="Receipts",
+    ),
+    DocPage(
+        "transparency",
+        "Transparency log",
+        "Every receipt in one public Merkle log: signed heads, proofs, the monitor.",
+        _transparency,
         group="Receipts",
     ),
     DocPage(

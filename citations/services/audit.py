@@ -13,6 +13,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from citations.models import AuditEvent, Project
+from receipts.log import latest_audit_head, log_append_audit_head
 
 GENESIS_HASH = "0" * 64
 
@@ -99,17 +100,38 @@ def audit_record(
         outcome=outcome,
     )
     if connection.vendor == "postgresql":
-        return _append_postgresql(event)
-    with transaction.atomic(savepoint=False):
-        # The project row is the chain's lock: concurrent writers take turns for ``seq``.
-        Project.objects.select_for_update().filter(pk=project.pk).first()
-        last = AuditEvent.objects.for_project(project).order_by("-seq").first()
-        event.seq = last.seq + 1 if last else 1
-        event.prev_hash = last.hash if last else GENESIS_HASH
-        event.created_at = timezone.now()
-        event.hash = event_digest(event, prev_hash=event.prev_hash)
-        event.save()
-        return event
+        event = _append_postgresql(event)
+    else:
+        with transaction.atomic(savepoint=False):
+            # The project row is the chain's lock: concurrent writers take turns for ``seq``.
+            Project.objects.select_for_update().filter(pk=project.pk).first()
+            last = AuditEvent.objects.for_project(project).order_by("-seq").first()
+            event.seq = last.seq + 1 if last else 1
+            event.prev_hash = last.hash if last else GENESIS_HASH
+            event.created_at = timezone.now()
+            event.hash = event_digest(event, prev_hash=event.prev_hash)
+            event.save()
+    # Once the event is committed, the chain's head goes into the transparency log: after
+    # the commit, so no ledger transaction holds the log's next index. A crash in
+    # between leaves events past the logged head, which the chain check reports as not yet
+    # logged (and ``verify_audit_chain --log-heads`` logs), never as intact-and-logged.
+    project_id = event.project_id
+    transaction.on_commit(lambda: audit_head_log(project_id=project_id))
+    return event
+
+
+def audit_head_log(*, project_id: int) -> int | None:
+    """Log the project's current chain head unless the log holds it already; its index."""
+    last = (
+        AuditEvent.objects.filter(project_id=project_id)
+        .order_by("-seq")
+        .only("seq", "hash")
+        .first()
+    )
+    logged = latest_audit_head(project=project_id)
+    if last is None or (logged is not None and logged["seq"] >= last.seq):
+        return None
+    return log_append_audit_head(project=project_id, seq=last.seq, head_hash=last.hash)
 
 
 # The chain's next link in one statement: the project row is locked first (so a writer in
@@ -203,8 +225,14 @@ class ChainBreak:
 
 
 def audit_chain_first_break(*, project: Project) -> ChainBreak | None:
-    """Recompute the project's chain; the first removed, reordered or altered link, if any."""
+    """Recompute the project's chain; the first removed, reordered or altered link, if any.
+
+    The chain's end is checked against the head the transparency log holds for it, so
+    removing the last events (which leaves a chain that recomputes) is found too.
+    """
+    logged = latest_audit_head(project=project.pk)
     prev_hash = GENESIS_HASH
+    last_seq, hash_at_logged = 0, None
     for expected_seq, event in enumerate(
         AuditEvent.objects.for_project(project).order_by("seq").iterator(), start=1
     ):
@@ -214,8 +242,30 @@ def audit_chain_first_break(*, project: Project) -> ChainBreak | None:
             return ChainBreak(event.seq, "its previous hash is not the previous event's hash")
         if event.hash != event_digest(event, prev_hash=prev_hash):
             return ChainBreak(event.seq, "its content does not match its hash")
-        prev_hash = event.hash
+        prev_hash, last_seq = event.hash, event.seq
+        if logged is not None and event.seq == logged["seq"]:
+            hash_at_logged = event.hash
+    if logged is None:
+        return None
+    if last_seq < logged["seq"]:
+        return ChainBreak(
+            last_seq + 1,
+            f"the chain ends at event {last_seq}, but the transparency log holds its head at "
+            f"event {logged['seq']} (leaf {logged['index']}): the events after were removed",
+        )
+    if hash_at_logged != logged["hash"]:
+        return ChainBreak(
+            logged["seq"],
+            f"its hash is not the head the transparency log holds (leaf {logged['index']})",
+        )
     return None
+
+
+def audit_chain_unlogged(*, project: Project) -> int:
+    """How many of the project's last events are past the head the log holds (not yet logged)."""
+    last = AuditEvent.objects.for_project(project).order_by("-seq").only("seq").first()
+    logged = latest_audit_head(project=project.pk)
+    return max(0, (last.seq if last else 0) - (logged["seq"] if logged else 0))
 
 
 def audit_chain_intact(*, project: Project) -> bool:

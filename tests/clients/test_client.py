@@ -135,6 +135,35 @@ def test_the_free_routes(service):
         assert "/v1/verify/quote" in client.openapi()["paths"]
 
 
+def test_the_log_methods_prove_a_sample_receipt_in_the_log(service):
+    import base64
+
+    from attest_core.check_jwks import jwks_public_keys
+    from attest_core.check_log import heads_consistent
+    from attest_core.merkle import leaf_hash, verify_inclusion
+    from attest_core.tree_head import check_tree_head
+
+    with Attest(service.url) as client:
+        client.sample_quote()  # so the first head is not the empty tree's
+        first = check_tree_head(client.log_head(), public_keys=jwks_public_keys(client.jwks()))
+        sample = client.sample_quote()
+        raw_head = client.log_head()
+        assert_shape(raw_head, t.TreeHead)
+        head = check_tree_head(raw_head, public_keys=jwks_public_keys(client.jwks()))
+        proof = client.log_proof(sample["receipt_log_index"], head.tree_size)
+        assert_shape(proof, t.InclusionProof)
+        path = [base64.b64decode(value) for value in proof["audit_path"]]
+        leaf = leaf_hash(sample["receipt"].encode())
+        assert verify_inclusion(leaf, proof["leaf_index"], head.tree_size, path, head.root_hash)
+        assert 0 < first.tree_size < head.tree_size
+        consistency = client.log_consistency(first.tree_size, head.tree_size)
+        assert_shape(consistency, t.ConsistencyProof)
+        assert heads_consistent(first, head, consistency["proof"])
+        with pytest.raises(AttestError) as refused:
+            client.log_proof(0, head.tree_size + 1000)
+        assert (refused.value.code, refused.value.status) == ("invalid_request", 400)
+
+
 def test_every_route_has_a_method(service):
     """A route the service adds without a client method fails here."""
     with Attest(service.url) as client:
@@ -145,7 +174,8 @@ def test_every_route_has_a_method(service):
         "/.well-known/jwks.json", "/v1/receipt/verify", "/v1/observations", "/v1/recall",
         "/v1/facts", "/v1/facts/{fact_id}/retract", "/v1/citations/resolve", "/v1/rebuilds",
         "/v1/rebuilds/{generation_id}", "/v1/erasures", "/v1/subjects/{subject}/export",
-        "/healthz", "/v1/openapi.json", "/v1/predicates",
+        "/healthz", "/v1/openapi.json", "/v1/predicates", "/v1/log/head", "/v1/log/proof",
+        "/v1/log/consistency",
     }  # fmt: skip
     assert paths <= covered, paths - covered
 

@@ -88,7 +88,7 @@ def issue_sample(quote: str = QUOTE, **overrides) -> str:
         "extra": {"summary": {"exact": 1, "passages": 1, "none": 1}},
     }
     arguments.update(overrides)
-    return services.issue_receipt(**arguments)
+    return services.issue_receipt(**arguments).receipt
 
 
 def decode_part(token: str, index: int) -> dict:

@@ -34,6 +34,9 @@ from verification.engine.html_text import html_text
 from verification.engine.match import match_quote
 from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_bytes
 
+# Issuing a receipt appends it to the transparency log.
+pytestmark = pytest.mark.django_db
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PAGE_A = (
@@ -107,7 +110,7 @@ def _batch(results: list[ResultClaims] | None = None) -> str:
         tier="paid",
         pages=[_page_claims("https://a.example/report", a), _page_claims("https://b.example/", b)],
         results=results,
-    )
+    ).receipt
 
 
 def _keys() -> dict:

@@ -126,6 +126,7 @@ def test_strict_base64url_refuses_a_second_spelling_of_the_same_bytes():
             b64url_decode_strict(bad)
 
 
+@pytest.mark.django_db  # issuing a receipt logs it
 def test_no_issued_receipt_payload_contains_the_quote(key_dir):
     token = issue_sample(QUOTE)
     raw_payload = base64.urlsafe_b64decode(token.split(".")[1] + "==")
@@ -141,6 +142,7 @@ words = st.text(alphabet=st.characters(categories=("L", "N", "P")), min_size=2, 
 quotes = st.lists(words, min_size=2, max_size=12).map(" ".join)
 
 
+@pytest.mark.django_db
 @settings(max_examples=60, deadline=None)
 @given(quote=quotes)
 def test_no_receipt_payload_contains_any_quote_text(quote, tmp_path_factory):

@@ -21,6 +21,9 @@ from receipts import services
 from receipts.keyring import KeyConfigError, ensure_key, load_keyring, rotate_key
 from tests.receipts.samples import decode_part, issue_sample
 
+# Issuing a receipt appends it to the transparency log.
+pytestmark = pytest.mark.django_db
+
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 REPO = Path(__file__).resolve().parents[2]
 

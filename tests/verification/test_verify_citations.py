@@ -73,7 +73,16 @@ def test_results_follow_request_order_and_point_at_their_pages(api, pages, two_p
     response = _post(api, citations=citations)
     assert response.status_code == 200, response.content
     body = response.json()
-    assert set(body) == {"results", "pages", "summary", "receipt", "tier", "rail", "network"}
+    assert set(body) == {
+        "results",
+        "pages",
+        "summary",
+        "receipt",
+        "receipt_log_index",
+        "tier",
+        "rail",
+        "network",
+    }
     assert [r["page"] for r in body["results"]] == [0, 1, 0, 0, 1]
     assert [r["match"] for r in body["results"]] == ["exact", "exact", "exact", "fuzzy", "none"]
     assert [r["url"] for r in body["results"]] == [c["url"] for c in citations]

@@ -60,6 +60,7 @@ def test_an_exact_quote_is_found_through_curly_quotes_and_nbsp(api, article):
         "injection_flags",
         "advice",
         "receipt",
+        "receipt_log_index",
         "tier",
         "trial_calls_left",
     }

@@ -322,6 +322,10 @@ class VerifyQuoteOutput(AnswerOutput):
     receipt = serializers.CharField(
         help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
     )
+    receipt_log_index = serializers.IntegerField(
+        min_value=0,
+        help_text="The receipt's leaf index in the transparency log (GET /v1/log/proof).",
+    )
     tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
     rail = serializers.CharField(required=False, help_text='"x402" on paid calls only.')
     network = serializers.CharField(
@@ -338,6 +342,10 @@ class PaidAnswerOutput(AnswerOutput):
 
     receipt = serializers.CharField(
         help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
+    )
+    receipt_log_index = serializers.IntegerField(
+        min_value=0,
+        help_text="The receipt's leaf index in the transparency log (GET /v1/log/proof).",
     )
     tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
     rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')

@@ -20,7 +20,7 @@ from typing import Any
 from attest.errors import AttestError, InvalidRequest
 from attest_core.passages import NOTE as PASSAGES_NOTE
 from billing.services import TIER_PAID
-from receipts.services import issue_receipt
+from receipts.services import IssuedReceipt, issue_receipt
 from verification.capacity import queues
 from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
@@ -92,7 +92,7 @@ class BatchRun:
 
     pages: list[Page]
     results: list[dict[str, Any]]
-    receipt: str
+    issued: IssuedReceipt
     summary: dict[str, int] = field(default_factory=dict)
 
 
@@ -326,7 +326,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 )
             # After the match queue is left: a slow Crossref never holds a matching place.
             lookups.attach(pages)
-            receipt = issue_receipt(
+            issued = issue_receipt(
                 route=batch.route,
                 request_id=request_id,
                 tier=tier,
@@ -346,7 +346,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     summary = summarise(results, mode=mode)
     if batch.route != ROUTE_QUOTES:
         summary.update(lookups.summary(pages[item.page].crossref for item in batch.items))
-    return BatchRun(pages=pages, results=results, receipt=receipt, summary=summary)
+    return BatchRun(pages=pages, results=results, issued=issued, summary=summary)
 
 
 def _gives_place_back(*, answered: bool, results: list[dict[str, Any]], tier: str) -> bool:
@@ -401,7 +401,7 @@ def citations_answer(run: BatchRun, batch: AdmittedBatch, *, tier: str) -> dict[
     }
     if batch.options.mode == "passages":
         body["note"] = PASSAGES_NOTE
-    return {**body, "receipt": run.receipt, "tier": tier}
+    return {**body, **run.issued.answer_fields(), "tier": tier}
 
 
 def quotes_answer(run: BatchRun, batch: AdmittedBatch, *, tier: str) -> dict[str, Any]:
@@ -415,4 +415,4 @@ def quotes_answer(run: BatchRun, batch: AdmittedBatch, *, tier: str) -> dict[str
     }
     if batch.options.mode == "passages":
         body["note"] = PASSAGES_NOTE
-    return {**body, "receipt": run.receipt, "tier": tier}
+    return {**body, **run.issued.answer_fields(), "tier": tier}

@@ -95,7 +95,7 @@ def quote_answer(
             raise too_costly(exc) from None
         timings.match_ms = (time.monotonic() - started) * 1000
         lookups.attach([page])
-        receipt = issue_receipt(
+        issued = issue_receipt(
             route=route,
             request_id=request_id,
             tier=tier,
@@ -107,7 +107,7 @@ def quote_answer(
         "page": page.as_json(),
         "injection_flags": page.injection_flags,
         "advice": page.advice,
-        "receipt": receipt,
+        **issued.answer_fields(),
         "tier": tier,
     }
 
@@ -168,7 +168,7 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
         page = read_pages([fetched])[0]
         timings.extract_ms = page.extract_ms
         lookups.attach([page])
-        receipt = issue_receipt(
+        issued = issue_receipt(
             route=ROUTE_FETCH,
             request_id=request_id,
             tier=tier,
@@ -181,7 +181,7 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
         "normalised_sha256": page.normalised_sha256,
         "injection_flags": page.injection_flags,
         "advice": page.advice,
-        "receipt": receipt,
+        **issued.answer_fields(),
         "tier": tier,
     }
     if page.pdf is not None and page.text is not None:

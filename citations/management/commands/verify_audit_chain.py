@@ -3,7 +3,11 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from citations.models import AuditEvent, Project
-from citations.services.audit import audit_chain_first_break
+from citations.services.audit import (
+    audit_chain_first_break,
+    audit_chain_unlogged,
+    audit_head_log,
+)
 
 
 class Command(BaseCommand):
@@ -14,8 +18,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("project", nargs="?", help="the project's name or id; default all")
+        parser.add_argument(
+            "--log-heads",
+            action="store_true",
+            help="log each intact chain's head in the transparency log if it is not there "
+            "yet (after a crash between an event's commit and its head's append)",
+        )
 
-    def handle(self, *args, project: str | None = None, **options):
+    def handle(self, *args, project: str | None = None, log_heads: bool = False, **options):
         projects = Project.objects.order_by("pk")
         if project is not None:
             found = projects.filter(name=project).first()
@@ -29,7 +39,11 @@ class Command(BaseCommand):
             events = AuditEvent.objects.for_project(each).count()
             first_break = audit_chain_first_break(project=each)
             if first_break is None:
-                self.stdout.write(f"{each.name}: intact ({events} events)")
+                if log_heads:
+                    audit_head_log(project_id=each.pk)
+                unlogged = audit_chain_unlogged(project=each)
+                note = f", {unlogged} not yet in the transparency log" if unlogged else ""
+                self.stdout.write(f"{each.name}: intact ({events} events){note}")
                 continue
             broken.append(each.name)
             self.stdout.write(

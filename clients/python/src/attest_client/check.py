@@ -21,6 +21,7 @@ import httpx
 from attest_core.check_answer import ReceiptInputError, read_receipt_input
 from attest_core.check_findings import EXIT_CODES, FAILURE_KINDS, CheckReport
 from attest_core.check_jwks import JwksError, jwks_public_keys
+from attest_core.check_log import inclusion_finding
 from attest_core.checks import check_offline
 
 JWKS_TIMEOUT_SECONDS = 10.0
@@ -73,8 +74,37 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         metavar="QUOTE",
         help="a quote exactly as it was sent; repeatable",
     )
+    parser.add_argument(
+        "--head",
+        metavar="FILE",
+        help="a saved signed tree head (GET /v1/log/head); with --proof, checks that the "
+        "receipt is in the transparency log",
+    )
+    parser.add_argument(
+        "--proof",
+        metavar="FILE",
+        help="the receipt's saved inclusion proof (GET /v1/log/proof at the head's tree_size)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the verdict line")
     return parser
+
+
+def _read_json_file(path: str) -> Any:
+    try:
+        return json.loads(_read_text_file(path))
+    except (ValueError, RecursionError):
+        raise UsageError(f"{path} is not JSON") from None
+
+
+def _log_inputs(head: str | None, proof: str | None) -> tuple[Any, Any] | None:
+    if head is None and proof is None:
+        return None
+    if head is None or proof is None:
+        raise UsageError("--head and --proof go together: the saved head and the proof at its size")
+    saved_head, saved_proof = _read_json_file(head), _read_json_file(proof)
+    if not isinstance(saved_head, dict) or not isinstance(saved_proof, dict):
+        raise UsageError("the saved head and the proof are JSON objects")
+    return saved_head, saved_proof
 
 
 def _read_text_file(path: str) -> str:
@@ -249,17 +279,28 @@ def main(
 ) -> int:
     """Check what the arguments name, print the report, and return the exit status."""
     stdout = stdout or sys.stdout
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["monitor"]:
+        from attest_client.monitor import main as monitor_main
+
+        return monitor_main(argv[1:], stdout=stdout, prog=f"{prog} monitor")
     arguments = _parser(prog).parse_args(argv)
     try:
         token, answer = _read_receipt(arguments.receipt, stdin or sys.stdin)
         keys = _public_keys(arguments.jwks)
         texts = [(path, _page_text(path)) for path in arguments.text]
+        logged = _log_inputs(arguments.head, arguments.proof)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CODES["usage"]
     report = check_offline(
         token, public_keys=keys, texts=texts, quotes=arguments.quote, answer=answer
     )
+    if logged is not None:
+        head, proof = logged
+        report.findings.append(
+            inclusion_finding(token, head=head, proof=proof, public_keys=keys, answer=answer)
+        )
     if not arguments.quiet:
         if report.claims is not None:
             print("\n".join(describe(report)), file=stdout)

@@ -37,7 +37,8 @@ exit status (every command but check):
   {EXIT_REFUSED}  the service refused: its error object on stderr
   {EXIT_USAGE}  bad arguments or an unreadable input
   {EXIT_NO_ANSWER}  no answer: the service unreachable, or the payment could not be made
-attest check exits 0 for a valid receipt and 1-8 for the first failure (attest check -h).
+attest check exits 0 for a valid receipt and 1-9 for the first failure (attest check -h);
+attest monitor exits 9 when a tree head is not consistent with one seen before.
 """
 
 
@@ -268,6 +269,11 @@ def _parser() -> argparse.ArgumentParser:
         help="check a receipt offline (attest check RECEIPT --jwks FILE_OR_URL; -h for more)",
         add_help=False,
     )
+    commands.add_parser(
+        "monitor",
+        help="follow the transparency log, report an inconsistent head (attest monitor -h)",
+        add_help=False,
+    )
     for name, command in {**COMMANDS, **STREAMED}.items():
         command.arguments(commands.add_parser(name, help=command.help, description=command.help))
     return parser
@@ -291,6 +297,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `attest check` is the offline checker, whose own parser takes the rest.
     if argv[:1] == ["check"]:
         return check.main(argv[1:], prog="attest check")
+    if argv[:1] == ["monitor"]:
+        from attest_client import monitor
+
+        return monitor.main(argv[1:], prog="attest monitor")
     args = _parser().parse_args(argv)
     if args.command == "mcp":
         from attest_client import mcp_stdio  # the MCP SDK loads only for this command

@@ -13,16 +13,19 @@ from attest_client.check import check_receipt as check_offline_receipt
 from attest_client.errors import AttestError
 from attest_client.transport import Payer, Transport
 from attest_client.types import (
+    ConsistencyProof,
     Erasure,
     Fact,
     FactPage,
     FetchAnswer,
+    InclusionProof,
     Jwks,
     ObservationsAnswer,
     Predicate,
     PredicateList,
     Rebuild,
     ReceiptVerifyAnswer,
+    TreeHead,
     VerifyCitationsAnswer,
     VerifyQuoteAnswer,
     VerifyQuotesAnswer,
@@ -151,6 +154,20 @@ class Attest:
         return check_offline_receipt(
             receipt, jwks=self.jwks() if jwks is None else jwks, text=text, quote=quote
         )
+
+    # --- the transparency log --------------------------------------------------------
+
+    def log_head(self) -> TreeHead:
+        """GET /v1/log/head: the log's signed tree head (check it with the JWKS)."""
+        return self._json("GET", "/v1/log/head")
+
+    def log_proof(self, index: int, tree_size: int) -> InclusionProof:
+        """GET /v1/log/proof: the inclusion proof of leaf ``index`` in a tree of ``tree_size``."""
+        return self._json("GET", "/v1/log/proof", params={"index": index, "tree_size": tree_size})
+
+    def log_consistency(self, first: int, second: int) -> ConsistencyProof:
+        """GET /v1/log/consistency: proof that the tree of ``second`` leaves extends ``first``."""
+        return self._json("GET", "/v1/log/consistency", params={"first": first, "second": second})
 
     # --- the fact ledger (a bearer credential) ----------------------------------------
 

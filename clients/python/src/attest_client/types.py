@@ -12,6 +12,7 @@ from typing import Any, TypedDict
 
 class Paid(TypedDict, total=False):
     receipt: str
+    receipt_log_index: int  # the receipt's leaf in the transparency log
     tier: str  # "trial", "paid" or "sample"
     rail: str
     network: str
@@ -116,3 +117,22 @@ class Rebuild(TypedDict):
 
 class Erasure(TypedDict):
     erased: dict[str, int]
+
+
+class TreeHead(TypedDict):
+    tree_size: int
+    root_hash: str  # base64
+    timestamp: int  # milliseconds since the epoch
+    signature: str  # compact JWS over the three fields above
+
+
+class InclusionProof(TypedDict):
+    leaf_index: int
+    tree_size: int
+    audit_path: list[str]
+
+
+class ConsistencyProof(TypedDict):
+    first: int
+    second: int
+    proof: list[str]

@@ -57,6 +57,12 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         8,
         "The API answer around the receipt says something the receipt does not sign.",
     ),
+    FailureKind(
+        "log",
+        9,
+        "The receipt is not in the transparency log under the saved signed head, or (monitor) "
+        "a tree head is not consistent with one seen before.",
+    ),
 )
 EXIT_CODES = {kind.name: kind.exit_code for kind in FAILURE_KINDS}
 

@@ -66,9 +66,12 @@ class CheckedReceipt:
     claims: dict[str, Any] = field(default_factory=dict)
 
 
-def sign_compact(payload: bytes, *, key: OKPKey, kid: str) -> str:
-    """Compact JWS over the payload bytes, with alg, kid and our typ in the protected header."""
-    header = {"alg": ALGORITHM, "kid": kid, "typ": RECEIPT_TYP}
+def sign_compact(payload: bytes, *, key: OKPKey, kid: str, typ: str = RECEIPT_TYP) -> str:
+    """Compact JWS over the payload bytes, with alg, kid and our typ in the protected header.
+
+    ``typ`` tells a receipt from a transparency log's tree head signed by the same keys.
+    """
+    header = {"alg": ALGORITHM, "kid": kid, "typ": typ}
     return jws.serialize_compact(header, payload, key, registry=REGISTRY)
 
 

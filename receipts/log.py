@@ -1,0 +1,227 @@
+"""The transparency log: append receipts and audit chain heads; read signed heads and proofs.
+
+One RFC 9162 Merkle tree over every receipt the service signs and every project's audit
+chain head. An append reads the tree's frontier (at most 64 stored subtree hashes) and
+writes the leaf and the subtrees it completes (two rows on average), so it costs the same
+at a million leaves as at ten; a proof reads its O(log n) nodes in one query.
+
+A leaf's index is the number of leaves committed before it, so two appends never share
+an index and none is skipped, whichever process makes them: on PostgreSQL the leaf's
+primary key settles a race (the loser appends again on the new size), on SQLite the
+write lock every transaction takes at BEGIN (``transaction_mode`` IMMEDIATE) makes
+appends take turns. On PostgreSQL an append is two statements and the commit.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Iterable
+
+from django.db import IntegrityError, OperationalError, connection, transaction
+from django.utils import timezone
+
+from attest.errors import InvalidRequest
+from attest_core import merkle
+from attest_core.canonical import canonical_json
+from attest_core.tree_head import TreeHead, sign_tree_head
+from receipts.models import LogLeaf
+from receipts.selectors import signing_keyring
+
+# The size and the frontier in one statement (one snapshot): for each level whose bit is
+# set in the size, the last complete subtree of that level.
+_PG_FRONTIER = """
+WITH size AS (SELECT coalesce(max("index") + 1, 0) AS n FROM receipts_logleaf)
+SELECT size.n, node.level, node.hash FROM size LEFT JOIN LATERAL (
+    SELECT level, hash FROM generate_series(0, 62) AS l
+    JOIN receipts_lognode ON level = l AND "index" = (size.n >> l) - 1
+    WHERE (size.n >> l) & 1 = 1
+) AS node ON true
+"""
+_INSERT_LEAF = (
+    'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, created_at) '
+    "VALUES (%s, %s, %s, %s, %s, %s)"
+)
+_ATTEMPTS = 1000  # each failed attempt means another append committed: progress is made
+
+
+def log_append(
+    *, kind: str, data: str, audit_project: int | None = None, audit_seq: int | None = None
+) -> int:
+    """Append one leaf and return its index; committed with the caller's transaction.
+
+    The index is the number of leaves committed before, read with the frontier in one
+    snapshot; the leaf's primary key refuses a second leaf at an index, so an append that
+    raced another (both read the same size) fails there, waits for nothing more, and is
+    made again on the new size. No index is shared and none skipped.
+    """
+    leaf_hash = merkle.leaf_hash(data.encode("ascii"))
+    row = [kind, data, audit_project, audit_seq, timezone.now()]
+    for _ in range(_ATTEMPTS):
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                size, frontier = _size_and_frontier(cursor)
+                appended = merkle.append_leaf(size, frontier, leaf_hash)
+                _insert(cursor, [size, *row], appended.nodes)
+            return size
+        except IntegrityError:
+            continue
+        except OperationalError as exc:
+            # Racing appenders write the same keys in the same order, so none should
+            # deadlock; were PostgreSQL to pick one as a deadlock victim, it appends again.
+            if getattr(exc.__cause__, "sqlstate", None) != "40P01":
+                raise
+    raise RuntimeError(f"the transparency log refused {_ATTEMPTS} appends in a row")
+
+
+def _insert(cursor, leaf: list, nodes: tuple[tuple[int, int, bytes], ...]) -> None:
+    """Write the leaf and its nodes: one statement on PostgreSQL, two on SQLite."""
+    values = [value for node in nodes for value in node]
+    insert_nodes = 'INSERT INTO receipts_lognode (level, "index", hash) VALUES ' + ", ".join(
+        ["(%s, %s, %s)"] * len(nodes)
+    )
+    if connection.vendor == "postgresql":
+        cursor.execute(f"WITH leaf AS ({_INSERT_LEAF}) {insert_nodes}", [*leaf, *values])
+        return
+    cursor.execute(_INSERT_LEAF, leaf)
+    cursor.execute(insert_nodes, values)
+
+
+def _size_and_frontier(cursor) -> tuple[int, list[bytes]]:
+    if connection.vendor == "postgresql":
+        cursor.execute(_PG_FRONTIER)
+        rows = cursor.fetchall()
+        size = rows[0][0]
+        by_level = {level: bytes(value) for _, level, value in rows if level is not None}
+        return size, [by_level[level] for level in merkle.frontier_levels(size)]
+    # SQLite: the transaction's write lock (taken at BEGIN IMMEDIATE) makes appends take turns.
+    cursor.execute('SELECT max("index") FROM receipts_logleaf')
+    last = cursor.fetchone()[0]
+    size = 0 if last is None else last + 1
+    keys = merkle.frontier_nodes(size)
+    found = _nodes(cursor, keys)
+    return size, [found[key] for key in keys]
+
+
+def log_append_receipt(receipt: str) -> int:
+    """Log a receipt just signed; its index goes into the answer as receipt_log_index."""
+    return log_append(kind=LogLeaf.RECEIPT, data=receipt)
+
+
+def audit_head_leaf(*, project: int, seq: int, head_hash: str) -> str:
+    """The content-free leaf for a project's audit chain head: IDs and a hash, no event."""
+    return canonical_json(
+        {"audit_head": {"hash": head_hash, "project": project, "seq": seq}}
+    ).decode("ascii")
+
+
+def log_append_audit_head(*, project: int, seq: int, head_hash: str) -> int:
+    """Log a project's audit chain head, in the transaction that wrote its last event."""
+    return log_append(
+        kind=LogLeaf.AUDIT_HEAD,
+        data=audit_head_leaf(project=project, seq=seq, head_hash=head_hash),
+        audit_project=project,
+        audit_seq=seq,
+    )
+
+
+def latest_audit_head(*, project: int) -> dict | None:
+    """The project's logged audit head furthest along (``seq``, ``hash``, ``index``), or None.
+
+    By seq, not by index: two writers' heads may reach the log in either order.
+    """
+    leaf = (
+        LogLeaf.objects.filter(audit_project=project)
+        .order_by("-audit_seq", "-index")
+        .only("index", "data")
+        .first()
+    )
+    if leaf is None:
+        return None
+    head = json.loads(leaf.data)["audit_head"]
+    return {"seq": head["seq"], "hash": head["hash"], "index": leaf.index}
+
+
+def _nodes(cursor, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+    """The stored hashes of ``keys`` (level, index), in one query; every one must exist."""
+    keys = list(keys)
+    if not keys:
+        return {}
+    if connection.vendor == "postgresql":
+        # One index probe per key: a long OR of conditions was planned as a slow bitmap scan.
+        cursor.execute(
+            'SELECT n.level, n."index", n.hash FROM unnest(%s::smallint[], %s::bigint[]) '
+            'AS k(level, idx) JOIN receipts_lognode n ON n.level = k.level AND n."index" = k.idx',
+            [[level for level, _ in keys], [index for _, index in keys]],
+        )
+    else:
+        where = " OR ".join(['(level = %s AND "index" = %s)'] * len(keys))
+        cursor.execute(
+            f'SELECT level, "index", hash FROM receipts_lognode WHERE {where}',
+            [value for key in keys for value in key],
+        )
+    found = {(level, index): bytes(value) for level, index, value in cursor.fetchall()}
+    missing = [key for key in keys if key not in found]
+    if missing:
+        raise RuntimeError(f"the transparency log lacks stored nodes {missing[:3]}")
+    return found
+
+
+def log_size() -> int:
+    """How many leaves are committed."""
+    with connection.cursor() as cursor:
+        cursor.execute('SELECT max("index") FROM receipts_logleaf')
+        last = cursor.fetchone()[0]
+    return 0 if last is None else last + 1
+
+
+def _read(build) -> object:
+    """Run a proof or root builder over the nodes it needs, fetched in one query."""
+    with connection.cursor() as cursor:
+        found = _nodes(cursor, merkle.needed_nodes(build))
+    return build(lambda level, index: found[(level, index)])
+
+
+def log_root(size: int) -> bytes:
+    """The root hash of the first ``size`` leaves."""
+    return _read(lambda node: merkle.subtree_root(0, size, node))
+
+
+def signed_tree_head() -> dict:
+    """The latest tree head, signed now with the active receipt key."""
+    size = log_size()
+    head = TreeHead(tree_size=size, root_hash=log_root(size), timestamp=int(time.time() * 1000))
+    key = signing_keyring().signing_key()
+    return sign_tree_head(head, key=key.private, kid=key.kid)
+
+
+def _within_head(value: int, name: str, size: int) -> None:
+    if value > size:
+        raise InvalidRequest(
+            f"{name} {value} is past the log's head ({size} leaves); ask for the head first.",
+            field=name,
+            details={"tree_size": size},
+        )
+
+
+def inclusion_proof(*, index: int, tree_size: int) -> dict:
+    """RFC 9162 inclusion proof of leaf ``index`` in the tree of ``tree_size`` leaves."""
+    _within_head(tree_size, "tree_size", log_size())
+    if index >= tree_size:
+        raise InvalidRequest(f"index {index} is not below tree_size {tree_size}.", field="index")
+    path = _read(lambda node: merkle.inclusion_path(index, tree_size, node))
+    return {"leaf_index": index, "tree_size": tree_size, "audit_path": _b64(path)}
+
+
+def consistency_proof(*, first: int, second: int) -> dict:
+    """RFC 9162 consistency proof that the tree of ``second`` leaves extends ``first``."""
+    _within_head(second, "second", log_size())
+    if first > second:
+        raise InvalidRequest(f"first {first} is past second {second}.", field="first")
+    proof = _read(lambda node: merkle.consistency_path(first, second, node))
+    return {"first": first, "second": second, "proof": _b64(proof)}
+
+
+def _b64(hashes) -> list[str]:
+    return [base64.b64encode(value).decode("ascii") for value in hashes]
