@@ -17,7 +17,8 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
@@ -176,7 +177,10 @@ def log_size() -> int:
     return 0 if last is None else last + 1
 
 
-def _read(build) -> object:
+_Built = TypeVar("_Built")
+
+
+def _read(build: Callable[[merkle.NodeReader], _Built]) -> _Built:
     """Run a proof or root builder over the nodes it needs, fetched in one query."""
     with connection.cursor() as cursor:
         found = _nodes(cursor, merkle.needed_nodes(build))
@@ -193,7 +197,7 @@ def signed_tree_head() -> dict:
     size = log_size()
     head = TreeHead(tree_size=size, root_hash=log_root(size), timestamp=int(time.time() * 1000))
     key = signing_keyring().signing_key()
-    return sign_tree_head(head, key=key.private, kid=key.kid)
+    return sign_tree_head(head, key=key.signer, kid=key.kid)
 
 
 def _within_head(value: int, name: str, size: int) -> None:

@@ -109,11 +109,10 @@ def poll(
     consistent, line = True, f"tree head of {new.tree_size} leaves: the first one kept"
     if largest is not None:
         consistent, line = _compare(http, base, largest[0], new)
-    if consistent:
-        if all(old.tree_size != new.tree_size for old, _ in kept):
-            state["heads"].append(head)
-    else:
-        state["inconsistent"].append({"head": head, "against": largest[1], "found": line})
+        if not consistent:
+            state["inconsistent"].append({"head": head, "against": largest[1], "found": line})
+    if consistent and all(old.tree_size != new.tree_size for old, _ in kept):
+        state["heads"].append(head)
     state_path.write_text(json.dumps(state, indent=1, sort_keys=True), "utf-8")
     return consistent, line
 

@@ -78,7 +78,7 @@ def check_tree_head(head: Mapping[str, Any], *, public_keys: Mapping[str, OKPKey
         header = None
     if header is None or header.get("alg") != ALGORITHM or header.get("typ") != TREE_HEAD_TYP:
         raise TreeHeadRefused(f"signature is not an EdDSA JWS of type {TREE_HEAD_TYP}")
-    key = public_keys.get(header.get("kid"))
+    key = public_keys.get(str(header.get("kid")))
     if key is None:
         raise TreeHeadRefused("signature names a key the JWKS does not hold")
     try:
