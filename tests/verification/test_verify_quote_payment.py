@@ -95,7 +95,10 @@ def test_host_not_found_is_not_charged_and_the_payment_pays_later(api, article, 
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "host_not_found"
     assert not LocalTransfer.objects.exists()
-    assert not PaymentClaim.objects.exists()  # refused before the payment was even claimed
+    # The payment verified before the host was looked up (junk buys no lookup), and the
+    # refusal freed it: released, never settled.
+    claim = PaymentClaim.objects.get()
+    assert (claim.state, claim.outcome) == (PaymentClaim.State.RELEASED, "host_not_found")
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 
 
@@ -110,7 +113,7 @@ def test_a_failing_resolver_is_503_with_retry_after_and_the_payment_pays_later(
     assert int(refused["Retry-After"]) > 0
     assert "PAYMENT-REQUIRED" not in refused
     assert not LocalTransfer.objects.exists()
-    assert not PaymentClaim.objects.exists()
+    assert PaymentClaim.objects.get().outcome == "dns_unavailable"  # verified, then freed
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 
 
@@ -128,7 +131,7 @@ def test_robots_disallowed_is_refused_before_any_offer_and_not_charged(api, page
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "robots_disallowed"
     assert not LocalTransfer.objects.exists()
-    assert not PaymentClaim.objects.exists()
+    assert PaymentClaim.objects.get().outcome == "robots_disallowed"  # verified, then freed
     assert "/secret" not in pages.paths()
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 

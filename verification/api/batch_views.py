@@ -54,12 +54,12 @@ def _options(data: dict) -> MatchOptions:
     return MatchOptions(data["match"], data["case_sensitive"], data["threshold"])
 
 
-def admit_citations_request(request: Request) -> batches.AdmittedBatch:
-    """The request, the caller's limits, the match queue, then every URL: before payment."""
+def check_citations_request(request: Request) -> batches.CheckedBatch:
+    """The request, the caller's limits and the match queue: no outbound work yet."""
     serializer = VerifyCitationsInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    return batches.batch_admit(
+    return batches.batch_check(
         route=batches.ROUTE_CITATIONS,
         urls=[citation["url"] for citation in data["citations"]],
         raw_quotes=[citation["quote"] for citation in data["citations"]],
@@ -71,12 +71,12 @@ def admit_citations_request(request: Request) -> batches.AdmittedBatch:
     )
 
 
-def admit_quotes_request(request: Request) -> batches.AdmittedBatch:
-    """The request, the caller's limits, the match queue, then the URL: before payment."""
+def check_quotes_request(request: Request) -> batches.CheckedBatch:
+    """The request, the caller's limits and the match queue: no outbound work yet."""
     serializer = VerifyQuotesInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    return batches.batch_admit(
+    return batches.batch_check(
         route=batches.ROUTE_QUOTES,
         urls=[data["url"]] * len(data["quotes"]),
         raw_quotes=data["quotes"],
@@ -88,13 +88,21 @@ def admit_quotes_request(request: Request) -> batches.AdmittedBatch:
     )
 
 
-def _citation_count(batch: batches.AdmittedBatch) -> int:
+def admit_batch(
+    request: Request, checked: batches.CheckedBatch, *, paid: bool
+) -> batches.AdmittedBatch:
+    """Every URL's host and robots.txt: before the offer, or once the payment verified."""
+    return batches.batch_admit_urls(checked, request_id=request.request_id)
+
+
+def _citation_count(batch: batches.CheckedBatch) -> int:
     return len(batch.items)
 
 
 @priced(
     "verify/citations",
-    precheck=admit_citations_request,
+    precheck=check_citations_request,
+    admit=admit_batch,
     trial_size=_citation_count,
     recorder=PAID_ANSWERS,
 )
@@ -144,7 +152,7 @@ class VerifyCitationsView(APIView):
         )
 
 
-@priced("verify/quotes", precheck=admit_quotes_request, recorder=PAID_ANSWERS)
+@priced("verify/quotes", precheck=check_quotes_request, admit=admit_batch, recorder=PAID_ANSWERS)
 class VerifyQuotesView(APIView):
     """POST /v1/verify/quotes: 1 to 20 quotes on one page. US$0.08, or a trial call."""
 

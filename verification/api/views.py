@@ -49,30 +49,35 @@ _UNSUPPORTED_MEDIA = {
 }
 
 
-def admit_quote_request(request: Request) -> dict:
-    """Every check verify/quote makes before payment: the request, the URL's host, robots.txt."""
+def check_quote_request(request: Request) -> dict:
+    """verify/quote's body, checked before anything else (no outbound work)."""
     serializer = VerifyQuoteInput(data=request.data)
     serializer.is_valid(raise_exception=True)
-    data = dict(serializer.validated_data)
-    data["target"] = services.url_admit(
-        url=data["url"], route=services.ROUTE_QUOTE, request_id=request.request_id
-    )
-    return data
+    return dict(serializer.validated_data)
 
 
-def admit_fetch_request(request: Request) -> dict:
-    """Every check fetch makes before payment: the request, the URL's host, robots.txt."""
+def check_fetch_request(request: Request) -> dict:
+    """fetch's body, checked before anything else (no outbound work)."""
     serializer = FetchInput(data=request.data)
     serializer.is_valid(raise_exception=True)
-    data = dict(serializer.validated_data)
-    data["target"] = services.url_admit(
-        url=data["url"], route=services.ROUTE_FETCH, request_id=request.request_id
-    )
-    return data
+    return dict(serializer.validated_data)
+
+
+def _url_admitter(route: str):
+    def admit(request: Request, data: dict, *, paid: bool) -> dict:
+        """The URL's host and robots.txt: before the offer, or once the payment verified."""
+        target = services.url_admit(url=data["url"], route=route, request_id=request.request_id)
+        return {**data, "target": target}
+
+    return admit
 
 
 @priced(
-    "verify/quote", precheck=admit_quote_request, recorder=PAID_ANSWERS, output=VerifyQuoteOutput
+    "verify/quote",
+    precheck=check_quote_request,
+    admit=_url_admitter(services.ROUTE_QUOTE),
+    recorder=PAID_ANSWERS,
+    output=VerifyQuoteOutput,
 )
 class VerifyQuoteView(APIView):
     """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
@@ -125,7 +130,12 @@ class VerifyQuoteView(APIView):
         return Response(VerifyQuoteOutput(answer).data)
 
 
-@priced("fetch", precheck=admit_fetch_request, recorder=PAID_ANSWERS)
+@priced(
+    "fetch",
+    precheck=check_fetch_request,
+    admit=_url_admitter(services.ROUTE_FETCH),
+    recorder=PAID_ANSWERS,
+)
 class FetchView(APIView):
     """POST /v1/fetch: one page's verdict and normalised text, signed. US$0.01, or a trial call."""
 

@@ -144,7 +144,21 @@ def _admit_urls(
     return outcomes
 
 
-def batch_admit(
+@dataclass
+class CheckedBatch:
+    """A batch whose body and local limits passed: nothing resolved or fetched yet."""
+
+    route: str
+    written: list[str]  # each distinct URL as the caller first wrote it
+    first_use: list[int]  # the request index of each distinct URL's first use
+    keys: list[str]  # each distinct URL's canonical form
+    items: list[BatchItem]
+    options: MatchOptions
+    url_field: Callable[[int], str]
+    client_ip: str
+
+
+def batch_check(
     *,
     route: str,
     urls: list[str],
@@ -154,13 +168,12 @@ def batch_admit(
     url_field: Callable[[int], str],
     client_ip: str,
     request_id: str,
-) -> AdmittedBatch:
-    """Every check made before payment, cheapest first; a refusal is tallied, never charged.
+) -> CheckedBatch:
+    """The checks made before payment that need no outbound work, cheapest first.
 
     ``urls`` and ``raw_quotes`` run in parallel (one entry per quote). Raises
-    InvalidRequest for a bad quote, RateLimited (uncharged_failures) or OverCapacity
-    (match_queue_full) before any page is fetched, then BlockedAddress or
-    RobotsDisallowed for the first bad URL, or AllHostsNotFound when none resolves.
+    InvalidRequest for a bad quote or URL, RateLimited (uncharged_failures) or
+    OverCapacity (match_queue_full); a refusal is tallied, never charged.
     """
     quotes = [
         normalised_quote(raw, mode=options.mode, field_name=quote_field(i))
@@ -178,25 +191,56 @@ def batch_admit(
                 distinct[key] = len(distinct)
                 first_use.append(index)
             pages.append(distinct[key])
-        # Each distinct page is checked as the caller first wrote it: the canonical form
-        # can be longer (a host 0 is 0.0.0.0) and past the length the caller was held to.
-        written = [urls[index] for index in first_use]
-        targets = _admit_urls(written, first_use, url_field)
-        if all(target is None for target in targets):
-            raise AllHostsNotFound(details={"hosts": sorted({parse_url(u).host for u in written})})
     except AttestError as exc:
         refusal_tally(route=route, error=exc, request_id=request_id, url=urls[0])
         raise
-    return AdmittedBatch(
+    return CheckedBatch(
         route=route,
-        urls=list(distinct),
-        fetchers=[
-            _fetcher(target, url_field(first_use[index])) for index, target in enumerate(targets)
-        ],
+        # Each distinct page is checked as the caller first wrote it: the canonical form
+        # can be longer (a host 0 is 0.0.0.0) and past the length the caller was held to.
+        written=[urls[index] for index in first_use],
+        first_use=first_use,
+        keys=list(distinct),
         items=batch_items(pages, raw_quotes, quotes),
         options=options,
+        url_field=url_field,
         client_ip=client_ip,
     )
+
+
+def batch_admit_urls(checked: CheckedBatch, *, request_id: str) -> AdmittedBatch:
+    """The outbound checks made before the work: every URL's host and robots.txt.
+
+    Raises BlockedAddress or RobotsDisallowed for the first bad URL, RateLimited
+    (host_rate_limited) for a site over its budget, or AllHostsNotFound when none
+    resolves; a refusal is tallied, never charged.
+    """
+    try:
+        targets = _admit_urls(checked.written, checked.first_use, checked.url_field)
+        if all(target is None for target in targets):
+            hosts = sorted({parse_url(u).host for u in checked.written})
+            raise AllHostsNotFound(details={"hosts": hosts})
+    except AttestError as exc:
+        refusal_tally(route=checked.route, error=exc, request_id=request_id, url=checked.written[0])
+        raise
+    field_of = checked.url_field
+    return AdmittedBatch(
+        route=checked.route,
+        urls=checked.keys,
+        fetchers=[
+            _fetcher(target, field_of(checked.first_use[index]))
+            for index, target in enumerate(targets)
+        ],
+        items=checked.items,
+        options=checked.options,
+        client_ip=checked.client_ip,
+    )
+
+
+def batch_admit(*, request_id: str, **request: Any) -> AdmittedBatch:
+    """Every check made before payment: ``batch_check`` then ``batch_admit_urls``."""
+    checked = batch_check(request_id=request_id, **request)
+    return batch_admit_urls(checked, request_id=request_id)
 
 
 def batch_items(pages: list[int], raw_quotes: list[str], quotes: list[str]) -> list[BatchItem]:
