@@ -17,7 +17,7 @@ from verification.api.serializers import (
     VerifyQuotesInput,
     VerifyQuotesOutput,
 )
-from verification.pipeline import batches
+from verification.pipeline import batches, services
 from verification.pipeline.records import PAID_ANSWERS
 from verification.pipeline.steps import MatchOptions
 
@@ -92,7 +92,8 @@ def admit_batch(
     request: Request, checked: batches.CheckedBatch, *, paid: bool
 ) -> batches.AdmittedBatch:
     """Every URL's host and robots.txt: before the offer, or once the payment verified."""
-    return batches.batch_admit_urls(checked, request_id=request.request_id)
+    with services.unpaid_checks(client_ip=checked.client_ip, paid=paid):
+        return batches.batch_admit_urls(checked, request_id=request.request_id)
 
 
 def _citation_count(batch: batches.CheckedBatch) -> int:

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from attest.errors import InvalidRequest
 from attest.schema import error_response
+from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.unpaid import unpaid_limited
@@ -66,7 +67,8 @@ def check_fetch_request(request: Request) -> dict:
 def _url_admitter(route: str):
     def admit(request: Request, data: dict, *, paid: bool) -> dict:
         """The URL's host and robots.txt: before the offer, or once the payment verified."""
-        target = services.url_admit(url=data["url"], route=route, request_id=request.request_id)
+        with services.unpaid_checks(client_ip=client_ip(request), paid=paid):
+            target = services.url_admit(url=data["url"], route=route, request_id=request.request_id)
         return {**data, "target": target}
 
     return admit

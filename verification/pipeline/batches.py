@@ -25,7 +25,7 @@ from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.network.addresses import parse_url
 from verification.network.fetch import FetchResult, HostNotFound, Target, check_url
-from verification.network.robots import ensure_robots_allow
+from verification.network.robots import RobotsDisallowed, allowed_by, rules_for
 from verification.pipeline.pages import Page, dead_page
 from verification.pipeline.records import item_record, recorded, refusal_tally, verification_record
 from verification.pipeline.steps import (
@@ -108,7 +108,8 @@ def check_batch_size(count: int, *, limit: int, noun: str, field_name: str) -> N
 def _admit_urls(
     urls: list[str], first_use: list[int], url_field: Callable[[int], str]
 ) -> list[Target | None]:
-    """Resolve and check every distinct URL at once, then read each origin's robots.txt once.
+    """Resolve and check every distinct URL at once, then read each origin's robots.txt once
+    (``rules_for``: once across every process, the others waiting for its answer).
 
     None stands for a URL whose host does not resolve. The refusal raised is that of
     the first citation, in request order, with a bad URL.
@@ -123,20 +124,14 @@ def _admit_urls(
         except AttestError as exc:
             outcomes[index] = exc
 
-    def robots(indexes: list[int]) -> None:
-        for index in indexes:  # one origin: the first read fills the cache for the rest
-            try:
-                ensure_robots_allow(outcomes[index])
-            except AttestError as exc:
-                outcomes[index] = exc
-
     with ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="admit") as pool:
         list(pool.map(resolve, range(len(urls))))
-        origins: dict[str, list[int]] = {}
-        for index, outcome in enumerate(outcomes):
-            if isinstance(outcome, Target):
-                origins.setdefault(outcome.parsed.origin, []).append(index)
-        list(pool.map(robots, origins.values()))
+    live = [outcome for outcome in outcomes if isinstance(outcome, Target)]
+    # Each origin's robots.txt read once, all at once (the store kept in this thread).
+    rules = rules_for(live) if live else {}
+    for index, outcome in enumerate(outcomes):
+        if isinstance(outcome, Target) and not allowed_by(rules[outcome.parsed.origin], outcome):
+            outcomes[index] = RobotsDisallowed(details={"url": outcome.url})
     for index, outcome in enumerate(outcomes):
         if isinstance(outcome, AttestError):
             outcome.details.setdefault("field", url_field(first_use[index]))

@@ -5,10 +5,12 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from attest.errors import AttestError, Blocked
 from receipts.services import issue_receipt
+from verification.capacity import queues
 from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.network.fetch import FetchResult, Target, check_url
@@ -30,6 +32,12 @@ from verification.pipeline.steps import (
 
 ROUTE_QUOTE = "verify/quote"
 ROUTE_FETCH = "fetch"
+
+
+def unpaid_checks(*, client_ip: str, paid: bool) -> AbstractContextManager[None]:
+    """What the checks before an offer run under: one of an unpaid caller's few places
+    (429 ``unpaid_in_flight`` past them); nothing for a payment that verified."""
+    return nullcontext() if paid else queues.unpaid_checks_place(client_ip=client_ip)
 
 
 def url_admit(*, url: str, route: str, request_id: str) -> Target:

@@ -18,7 +18,7 @@ from verification.crossref.lookups import CallLookups
 from verification.engine.doi import doi_named_by_link
 from verification.engine.match import MatchTooCostly, WorkBudget, match_quote
 from verification.network.fetch import FetchResult, Target, fetch
-from verification.network.robots import ensure_robots_allow
+from verification.network.robots import ensure_robots_allow_in_thread
 from verification.pipeline.pages import Page, build_pages
 
 MAX_QUOTE_CHARS = 1000
@@ -93,7 +93,8 @@ def fetch_checked(target: Target, *, field_name: str = "url") -> FetchResult:
     the request's field, as the same refusal does before payment.
     """
     try:
-        return fetch(target, before_hop=ensure_robots_allow)
+        # Hops may be met in a fetch thread (a batch's pages are fetched at once).
+        return fetch(target, before_hop=ensure_robots_allow_in_thread)
     except Blocked as exc:
         exc.details.setdefault("field", field_name)
         raise
