@@ -8,7 +8,10 @@ of its own, and counts at those servers what the attack made Attest do.
 from __future__ import annotations
 
 import contextlib
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
@@ -17,7 +20,7 @@ from x402.http import decode_payment_required_header
 
 from tests.billing.conftest import NETWORK, PAY_TO, Payer
 from tests.live_service import gunicorn, migrate, server_env, shared_database
-from tests.verification.conftest import PageServer, page
+from tests.verification.conftest import PageServer, page, trickle
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
@@ -124,3 +127,61 @@ def test_a_junk_or_unverified_payment_counts_as_unpaid_and_does_no_outbound_work
     assert site.paths() == []
     # A bad body is still a 400, whatever the payment header.
     assert bad_body.status_code == 400, bad_body.text
+
+
+# --- 3: unpaid callers cannot hold every worker -------------------------------------------
+
+
+class Crowd:
+    """Counts how many fetches of a path are open at once, and the most there were."""
+
+    def __init__(self, handler) -> None:
+        self.handler, self.open, self.most, self.total = handler, 0, 0, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, h: BaseHTTPRequestHandler) -> None:
+        with self.lock:
+            self.open, self.total = self.open + 1, self.total + 1
+            self.most = max(self.most, self.open)
+        try:
+            self.handler(h)
+        finally:
+            with self.lock:
+                self.open -= 1
+
+
+def _healthz_latencies(base: str, seconds: float) -> list[float]:
+    took, stop = [], time.monotonic() + seconds
+    while time.monotonic() < stop:
+        started = time.monotonic()
+        answer = httpx.get(
+            f"{base}/healthz", headers={"Connection": "close"}, timeout=30, trust_env=False
+        )
+        took.append(time.monotonic() - started)
+        assert answer.status_code == 200, answer.text
+        time.sleep(0.1)
+    return took
+
+
+def test_a_trickling_robots_txt_holds_neither_the_workers_nor_the_site(serve, site: PageServer):
+    robots = Crowd(trickle(interval=0.2, seconds=30))
+    site.routes["/robots.txt"] = robots
+    with serve([site], ATTEST_TRIAL_CALLS_PER_DAY="1000") as base, ThreadPoolExecutor(8) as pool:
+        attack = [pool.submit(_quote, base, site.url(f"/page-{i}")) for i in range(ATTACKERS)]
+        time.sleep(0.5)  # the attack's requests are in the workers' hands
+        latencies = _healthz_latencies(base, seconds=4.0)
+        answers = [future.result() for future in attack]
+    # /healthz kept answering at once while the attack ran.
+    assert max(latencies) < 1.0, latencies
+    # The site saw one robots.txt fetch at a time, and only one in all: its answer (a
+    # timeout, so disallowed for a while) served every other check.
+    assert (robots.most, robots.total) == (1, 1)
+    codes = sorted({(a.status_code, a.json()["error"]["code"]) for a in answers})
+    assert codes == [(403, "robots_disallowed"), (429, "rate_limited")], codes
+    busy = [a for a in answers if a.status_code == 429]
+    assert {_reason(a) for a in busy} == {"unpaid_in_flight"}
+    assert all(int(a.headers["Retry-After"]) > 0 for a in busy)
+    assert "/page-0" not in site.paths()
+
+
+ATTACKERS = 6
