@@ -194,6 +194,15 @@ def rules_for(targets: list[Target], *, in_thread: bool = False) -> dict[str, tu
         return _rules_live(targets)
 
 
+def rules_for_pace(targets: list[Target]) -> dict[str, tuple[str, str]]:
+    """The rules already admitted pages' origins have, for their Crawl-delay only: with
+    the store down none (robots.txt was obeyed at admission; it is not read again)."""
+    try:
+        return _rules_shared(targets)
+    except CACHE_OUTAGES:
+        return {}
+
+
 def allowed_by(rules: tuple[str, str], target: Target) -> bool:
     """Whether these rules of the target's origin let our user agent fetch its path."""
     rule, body = rules
@@ -210,14 +219,9 @@ def robots_allows(target: Target, *, in_thread: bool = False) -> bool:
     return allowed_by(rules, target)
 
 
-def ensure_robots_allow(target: Target, *, in_thread: bool = False) -> None:
+def ensure_robots_allow(target: Target) -> None:
     """Raise RobotsDisallowed unless robots.txt allows fetching the target."""
     if target.parsed.target == "/robots.txt":
         return
-    if not robots_allows(target, in_thread=in_thread):
+    if not robots_allows(target):
         raise RobotsDisallowed(details={"url": target.url})
-
-
-def ensure_robots_allow_in_thread(target: Target) -> None:
-    """``ensure_robots_allow`` for a redirect hop, met inside a fetch thread."""
-    ensure_robots_allow(target, in_thread=True)

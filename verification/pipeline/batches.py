@@ -25,6 +25,7 @@ from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.network.addresses import parse_url
 from verification.network.fetch import FetchResult, HostNotFound, Target, check_url
+from verification.network.politeness import ensure_host_room
 from verification.network.robots import RobotsDisallowed, allowed_by, rules_for
 from verification.pipeline.pages import Page, dead_page
 from verification.pipeline.records import item_record, recorded, refusal_tally, verification_record
@@ -83,6 +84,8 @@ class AdmittedBatch:
     client_ip: str
     # False for the free samples: they read our own pages in process, outside every limit.
     limited: bool = True
+    # The admitted pages (those that resolved): each takes a turn of its site's budget.
+    targets: list[Target] = field(default_factory=list)
 
 
 @dataclass
@@ -130,8 +133,15 @@ def _admit_urls(
     # Each origin's robots.txt read once, all at once (the store kept in this thread).
     rules = rules_for(live) if live else {}
     for index, outcome in enumerate(outcomes):
-        if isinstance(outcome, Target) and not allowed_by(rules[outcome.parsed.origin], outcome):
+        if not isinstance(outcome, Target):
+            continue
+        if not allowed_by(rules[outcome.parsed.origin], outcome):
             outcomes[index] = RobotsDisallowed(details={"url": outcome.url})
+            continue
+        try:
+            ensure_host_room(outcome, rules[outcome.parsed.origin])
+        except AttestError as exc:
+            outcomes[index] = exc
     for index, outcome in enumerate(outcomes):
         if isinstance(outcome, AttestError):
             outcome.details.setdefault("field", url_field(first_use[index]))
@@ -229,6 +239,7 @@ def batch_admit_urls(checked: CheckedBatch, *, request_id: str) -> AdmittedBatch
         items=checked.items,
         options=checked.options,
         client_ip=checked.client_ip,
+        targets=[target for target in targets if target is not None],
     )
 
 
@@ -345,7 +356,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 queues.failures_take(client_ip=batch.client_ip)
                 holding_place = True
             started = time.monotonic()
-            fetched = fetch_and_look_up(batch.fetchers, batch.urls, lookups)
+            fetched = fetch_and_look_up(batch.fetchers, batch.urls, lookups, batch.targets)
             timings.fetch_ms = (time.monotonic() - started) * 1000
             pages = _pages(batch, fetched)
             timings.extract_ms = sum(page.extract_ms for page in pages)
