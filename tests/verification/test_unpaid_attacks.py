@@ -185,3 +185,24 @@ def test_a_trickling_robots_txt_holds_neither_the_workers_nor_the_site(serve, si
 
 
 ATTACKERS = 6
+
+
+# --- 5: politeness per origin ---------------------------------------------------------------
+
+HOST_BUDGET = 4
+CALLS = 10
+
+
+def test_one_site_is_fetched_within_its_budget_however_many_calls_ask(serve, site: PageServer):
+    limits = {"ATTEST_HOST_RATE": f"{HOST_BUDGET}/h", "ATTEST_TRIAL_CALLS_PER_DAY": "1000"}
+    with serve([site], **limits) as base:
+        answers = [_quote(base, site.url(f"/article?n={i}")) for i in range(CALLS)]
+    statuses = [a.status_code for a in answers]
+    assert statuses == [200] * HOST_BUDGET + [429] * (CALLS - HOST_BUDGET), statuses
+    # Counted at the site: the budget's worth of page fetches, whichever worker answered.
+    assert sum(path.startswith("/article") for path in site.paths()) == HOST_BUDGET
+    refused = answers[-1]
+    error = refused.json()["error"]
+    assert (error["code"], error["details"]["reason"]) == ("rate_limited", "host_rate_limited")
+    assert error["details"]["host"] == f"127.0.0.1:{site.port}"
+    assert 0 < int(refused.headers["Retry-After"]) <= 3600
