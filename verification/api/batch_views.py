@@ -37,8 +37,12 @@ _BATCH_ERRORS = {
         "match_too_costly when every quote failed (details.failed lists them). Not charged."
     ),
     429: error_response(
-        "rate_limited with details.reason uncharged_failures and Retry-After: the caller's "
-        "6 uncharged failed batches a minute are used (running batches hold a place)"
+        "rate_limited with Retry-After (not charged): details.reason uncharged_failures (the "
+        "caller's 6 uncharged failed batches a minute are used; running batches hold a place), "
+        "unpaid_requests (the caller's unpaid limit), unpaid_in_flight (the caller's unpaid "
+        "checks already running), or host_rate_limited (a site's fetch budget is spent, "
+        "details.host and details.field name it: before payment, or after it when a redirect "
+        "leads there, failing the whole batch)"
     ),
     501: error_response("not_on_edge: a PDF on an edge server"),
     503: error_response(

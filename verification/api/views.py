@@ -48,6 +48,15 @@ _PDF_QUEUE = {
 _UNSUPPORTED_MEDIA = {
     415: error_response("unsupported_media_type: send the body as application/json"),
 }
+# After PAYMENT_RESPONSES, whose 429 names only the unpaid limit.
+_RATE_LIMITED = {
+    429: error_response(
+        "rate_limited with Retry-After (not charged): details.reason unpaid_requests (the "
+        "caller's unpaid limit), unpaid_in_flight (the caller's unpaid checks already running), "
+        "or host_rate_limited (the site's fetch budget is spent, details.host names it: before "
+        "payment, or after it when a redirect leads there)"
+    ),
+}
 
 
 def check_quote_request(request: Request) -> dict:
@@ -101,6 +110,7 @@ class VerifyQuoteView(APIView):
             **_ERRORS,
             **_UNSUPPORTED_MEDIA,
             **PAYMENT_RESPONSES,
+            **_RATE_LIMITED,
             **_PDF_QUEUE,
         },
         examples=[
@@ -161,6 +171,7 @@ class FetchView(APIView):
             501: _ERRORS[501],
             **_UNSUPPORTED_MEDIA,
             **PAYMENT_RESPONSES,
+            **_RATE_LIMITED,
             **_PDF_QUEUE,
         },
         examples=[
