@@ -275,6 +275,12 @@ ATTEST_TRIAL_CALLS_PER_DAY = bounded_int(
 # never count. django-ratelimit syntax; every process shares the count (in Redis with
 # CACHE_URL=redis://, else in the database: see attest.ratelimit).
 ATTEST_UNPAID_RATE = request_rate(env, "ATTEST_UNPAID_RATE", default="300/m")
+# Fetches per cited origin (scheme, host, port) across every process; its robots.txt
+# Crawl-delay for AttestBot tightens it (capped at 10 s). See verification.network.politeness.
+ATTEST_HOST_RATE = request_rate(env, "ATTEST_HOST_RATE", default="120/m")
+# Unpaid requests of one caller IP whose checks before an offer (a host resolved, robots.txt
+# read) may run at once across every process; one more is 429 unpaid_in_flight.
+ATTEST_UNPAID_IN_FLIGHT = bounded_int(env, "ATTEST_UNPAID_IN_FLIGHT", 2, minimum=1, maximum=1000)
 # Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed; empty: the socket address.
 ATTEST_TRUSTED_PROXIES = ip_network_list(env, "ATTEST_TRUSTED_PROXIES")
 

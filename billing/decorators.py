@@ -2,14 +2,18 @@
 
 Usage::
 
-    def admit(request):                        # optional: runs before payment
+    def validate(request):                     # optional: runs first, no outbound work
         serializer = InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return serializer.validated_data       # -> call.prechecked
+        return serializer.validated_data
+
+    def admit(request, validated, *, paid):    # optional: the outbound checks (DNS, robots.txt)
+        return {**validated, "target": url_admit(validated["url"])}   # -> call.prechecked
 
     @priced(
         "verify/citations",
-        precheck=admit,
+        precheck=validate,
+        admit=admit,
         trial_size=lambda data: len(data["citations"]),
         output=VerifyCitationsOutput,          # optional: renders the answer with its fields
     )
@@ -18,8 +22,13 @@ Usage::
             ...  # call.tier is "trial" or "paid"; call.payment the verified payment or None
             return Response(body)              # charged; set response.charged = False if not
 
-An ``AttestError`` raised by ``precheck`` or the handler is never charged and frees the
-payment or the trial call. A normal 2xx answer is charged: a trial answer gains ``tier``
+The order is fixed: ``precheck`` (the body; a bad one is 400 whatever the payment header
+says), then, for a request without a payment header, ``admit`` and the unpaid admission
+(a trial or the 402); for one with a header, the payment is decoded and verified first (a
+header that does not decode or a payment that does not verify is refused as an unpaid
+request, before ``admit`` does any outbound work) and ``admit`` runs after it. An
+``AttestError`` raised by ``precheck``, ``admit`` or the handler is never charged and
+frees the payment or the trial call. A normal 2xx answer is charged: a trial answer gains ``tier``
 and ``trial_calls_left``; a paid one gains ``tier``, ``rail`` and ``network`` (with
 ``output``, the answer and what it gains are rendered by that serializer), is rendered
 and kept, settled before it leaves, and carries ``PAYMENT-RESPONSE``. The same request sent
@@ -55,11 +64,12 @@ from billing.services import (
     call_settle_paid,
     request_digest,
 )
-from billing.unpaid import apply_unpaid_limit
+from billing.unpaid import apply_unpaid_limit, payment_header
 
 _HANDLERS = ("get", "post", "put", "patch", "delete")
 
 Precheck = Callable[..., Any]
+Admit = Callable[..., Any]
 TrialSize = Callable[[Any], int]
 
 
@@ -77,6 +87,7 @@ def _priced_handler(
     handler: Callable[..., Response],
     *,
     precheck: Precheck | None,
+    admit: Admit | None,
     trial_size: TrialSize | None,
     output: type[Serializer] | None,
 ) -> Callable[..., Response]:
@@ -88,6 +99,11 @@ def _priced_handler(
     ) -> Response | HttpResponseBase:
         prechecked = precheck(request, *args, **kwargs) if precheck else None
         size = trial_size(prechecked) if trial_size else 1
+        # Unpaid: the outbound checks come before the offer, so a refused URL is never paid
+        # for. With a payment header they wait until the payment verifies: junk buys nothing.
+        paid = bool(payment_header(request.headers))
+        if admit is not None and not paid:
+            prechecked = admit(request, prechecked, paid=False)
         call = call_admit(
             route=route,
             headers=request.headers,
@@ -103,8 +119,10 @@ def _priced_handler(
         )
         if call.replay is not None:
             return call.replay  # already paid for and answered: the same bytes again
-        context = PricedCallContext(prechecked=prechecked, tier=call.tier, payment=call.payment)
         try:
+            if admit is not None and paid:
+                prechecked = admit(request, prechecked, paid=True)
+            context = PricedCallContext(prechecked=prechecked, tier=call.tier, payment=call.payment)
             response = handler(view, request, *args, call=context, **kwargs)
         except AttestError as exc:
             call_release(call=call, outcome=exc.code)
@@ -140,18 +158,23 @@ def priced(
     route_name: str,
     *,
     precheck: Precheck | None = None,
+    admit: Admit | None = None,
     trial_size: TrialSize | None = None,
     recorder: AnswerRecorder | None = None,
     output: type[Serializer] | None = None,
 ) -> Callable[[Any], Any]:
     """Declare a view class (or one handler method) as priced under ``route_name``.
 
-    ``precheck(request, *args, **kwargs)`` runs before payment: it validates and admits the
-    request, and what it returns reaches the handler as ``call.prechecked``. An error it
-    raises is never charged. ``trial_size(prechecked)`` says how many trial calls the request
-    is (1 without it), e.g. its number of citations. ``recorder`` is told when a paid answer
-    the view produced is withheld, or delivered later to a retry (billing.recorders), so that
-    the view's app can correct its record. ``output`` is the serializer a charged 2xx
+    ``precheck(request, *args, **kwargs)`` runs first: it validates the request without any
+    outbound work. ``admit(request, prechecked, paid=...)`` makes the outbound checks (a
+    host's address, robots.txt): before the offer for an unpaid request, after the payment
+    verifies for a paid one. What the last of them returns reaches the handler as
+    ``call.prechecked``. An error either raises is never charged.
+    ``trial_size(prechecked)`` says how many trial calls the request is (1 without it),
+    e.g. its number of citations; it reads what ``precheck`` returned. ``recorder`` is told
+    when a paid answer the view produced is withheld, or delivered later to a retry
+    (billing.recorders), so that the view's app can correct its record. ``output`` is the
+    serializer a charged 2xx
     answer is rendered by once the fields above are added, so they too are what the schema
     says.
     """
@@ -162,13 +185,23 @@ def priced(
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):
             return _priced_handler(
-                route_name, target, precheck=precheck, trial_size=trial_size, output=output
+                route_name,
+                target,
+                precheck=precheck,
+                admit=admit,
+                trial_size=trial_size,
+                output=output,
             )
         for name in _HANDLERS:
             handler = target.__dict__.get(name)
             if handler is not None:
                 wrapped = _priced_handler(
-                    route_name, handler, precheck=precheck, trial_size=trial_size, output=output
+                    route_name,
+                    handler,
+                    precheck=precheck,
+                    admit=admit,
+                    trial_size=trial_size,
+                    output=output,
                 )
                 setattr(target, name, wrapped)
         apply_unpaid_limit(target, paid_exempt=True)

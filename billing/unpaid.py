@@ -10,7 +10,6 @@ a request carrying a payment goes on to be verified: an outage never turns away 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -18,10 +17,9 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from x402.http import PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER
 
-from attest.errors import CACHE_OUTAGES, RateLimited
+from attest.errors import RateLimited
 from attest.ratelimit import RateDecision, rate_limit
 from billing.client_ip import client_ip
-from billing.core.payment_header import is_well_formed_payment
 from billing.trial import trial_bucket
 
 POLICY = "unpaid"
@@ -52,22 +50,14 @@ def payment_header(headers: Any) -> str:
 def limit_unpaid(request: Request, *, paid_exempt: bool) -> dict[str, str]:
     """Count this request against the unpaid limit; raise ``RateLimited`` when over it.
 
-    With ``paid_exempt`` (a priced route) a request with a payment header is not counted;
-    past the limit only one that could be a payment at all is let through to be verified.
-    Returns the RateLimit headers to send.
+    With ``paid_exempt`` (a priced route) a request with a payment header is not counted
+    here: its body is checked first (a bad one is 400 whatever the header says), then the
+    payment, and a payment refused there counts as an unpaid request and is refused before
+    any outbound work (``count_refused_payment``). Returns the RateLimit headers to send.
     """
-    ip = client_ip(request)
-    header = payment_header(request.headers) if paid_exempt else ""
-    if header:
-        try:
-            decision = _decision(ip, count=False)
-        except CACHE_OUTAGES:
-            return {}  # the payment itself is verified next; a bad one is refused there
-        # Looked at, not counted: the next unpaid request would be over once none remain.
-        if decision.remaining == 0 and not is_well_formed_payment(header):
-            raise _refused(replace(decision, used=decision.limit + 1))
+    if paid_exempt and payment_header(request.headers):
         return {}
-    decision = _decision(ip)
+    decision = _decision(client_ip(request))
     if not decision.allowed:
         raise _refused(decision)
     return decision.headers()

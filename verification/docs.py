@@ -25,7 +25,7 @@ from billing.docs import PAYMENT_ERRORS, UNPAID_LIMIT
 from verification.api.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
 from verification.capacity.pdf_pool import PDF_SECONDS, PDF_WORKERS
 from verification.capacity.pdf_worker import PDF_WORKER_MEMORY
-from verification.capacity.queues import UNCHARGED_FAILURES
+from verification.capacity.queues import UNCHARGED_FAILURES, UNPAID_CHECKS_RETRY_AFTER
 from verification.crossref.lookups import CACHE_FOR, LOOKUPS_DEADLINE_SECONDS
 from verification.engine.html_text import MAX_HTML_NODES
 from verification.engine.match import FUZZY_WORK_PER_CALL, MAX_WIDE_ALPHABET_CELLS
@@ -38,7 +38,8 @@ from verification.engine.pdf_text import (
 )
 from verification.network.addresses import MAX_URL_LENGTH
 from verification.network.fetch import MAX_REDIRECTS, DnsUnavailable, HostNotFound
-from verification.network.robots import MAX_ROBOTS_BYTES, RobotsDisallowed
+from verification.network.politeness import MAX_CRAWL_DELAY, HostRateLimited
+from verification.network.robots import MAX_ROBOTS_BYTES, ROBOTS_DEADLINE, RobotsDisallowed
 from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, BatchTooLarge
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MatchTooCostlyError
 
@@ -48,6 +49,13 @@ _PDF_QUEUE = raised(
     "retry after Retry-After.",
 )
 _DNS = raised(DnsUnavailable, "Our resolver failed or timed out (not a missing name); retry.")
+_HOST_RATE = raised(
+    HostRateLimited,
+    "The site's fetch budget (ATTEST_HOST_RATE, or its robots.txt Crawl-delay) is spent "
+    "(details.reason host_rate_limited, details.host names it), before payment or, for a "
+    "redirect, after it; or the caller's unpaid checks are all running (unpaid_in_flight). "
+    "Retry after Retry-After; not charged.",
+)
 _QUEUES = raised(
     OverCapacity,
     "The shared match or PDF queue is full (details.reason match_queue_full or "
@@ -72,6 +80,7 @@ VERIFY_QUOTE_ERRORS = (
         "Fuzzy matching this quote on this page needs more work than one call may use.",
     ),
     UNPAID_LIMIT,
+    _HOST_RATE,
     _PDF_QUEUE,
     raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
     _DNS,
@@ -107,7 +116,9 @@ BATCH_ERRORS = (
     raised(
         RateLimited,
         "The caller's bucket of uncharged failed batches is empty (details.reason "
-        "uncharged_failures), or too many unpaid requests (unpaid_requests); retry after "
+        "uncharged_failures), too many unpaid requests (unpaid_requests) or unpaid checks "
+        "running (unpaid_in_flight), or a site's fetch budget is spent (host_rate_limited, "
+        "details.host; after payment for a redirect, failing the whole batch); retry after "
         "Retry-After.",
     ),
     _QUEUES,
@@ -129,6 +140,7 @@ FETCH_ERRORS = (
     raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
     raised(HostNotFound, "The URL's host name does not resolve."),
     UNPAID_LIMIT,
+    _HOST_RATE,
     _PDF_QUEUE,
     raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
     _DNS,
@@ -185,6 +197,32 @@ def _fetching() -> list[Limit]:
             "content_kind http_error (too_many_redirects): a charged result",
         ),
         Limit("robots.txt read", bytes_text(MAX_ROBOTS_BYTES), "the rest is not parsed"),
+        Limit(
+            "Whole robots.txt fetch, one at a time per site across every process",
+            seconds_text(ROBOTS_DEADLINE),
+            "the site counts as unreachable: every path disallowed (403 robots_disallowed) "
+            "for 10 minutes; other checks wait for the one fetch's answer",
+        ),
+        Limit(
+            "Fetches per site (scheme, host and port), across every process",
+            settings.ATTEST_HOST_RATE,
+            "429 rate_limited (details.reason host_rate_limited, details.host) with "
+            "Retry-After: before payment, or for a redirect after it (the whole call fails); "
+            "not charged",
+            "ATTEST_HOST_RATE",
+        ),
+        Limit(
+            "robots.txt Crawl-delay for AttestBot, honoured up to",
+            seconds_text(MAX_CRAWL_DELAY),
+            "one fetch of the site per delay when that is tighter than ATTEST_HOST_RATE",
+        ),
+        Limit(
+            "Unpaid requests of one caller IP being checked at once (host, robots.txt)",
+            str(settings.ATTEST_UNPAID_IN_FLIGHT),
+            "429 rate_limited (details.reason unpaid_in_flight) with Retry-After "
+            f"{UNPAID_CHECKS_RETRY_AFTER} s, not charged",
+            "ATTEST_UNPAID_IN_FLIGHT",
+        ),
     ]
 
 

@@ -74,19 +74,6 @@ def decode_payment(header: str, requirement: PaymentRequirements) -> PaymentPayl
     return PaymentPayload(payload=decoded.payload, accepted=requirement)
 
 
-def is_well_formed_payment(header: str) -> bool:
-    """Whether the header could be a payment at all: decodes and carries a canonical
-    authorization. Cheap and offline, for refusing junk before any free work."""
-    decoded = _parse(header)
-    if decoded is None:
-        return False
-    try:
-        read_authorization(decoded.payload)
-    except MalformedAuthorization:
-        return False
-    return True
-
-
 def read_authorization(payload: dict) -> Authorization:
     """The EIP-3009 authorization in a payload's inner object, each field in canonical form.
 

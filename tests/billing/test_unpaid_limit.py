@@ -81,14 +81,18 @@ def test_refused_payments_count_as_unpaid(api, limit):
     assert post(api).status_code == 429
 
 
-def test_past_the_limit_junk_payment_headers_are_refused_before_any_work(api, limit):
+def test_past_the_limit_a_junk_payment_header_is_refused_after_the_body_check(api, limit):
     for _ in range(3):
         post(api)
-    # The body is invalid: had the check before the offer run, this would be a 400.
+    # The body is checked first, whatever the payment header: a bad one is a 400.
     junk = api.post(
         "/v1/test/verify/quote", {"outcome": "nonsense"}, format="json", HTTP_PAYMENT_SIGNATURE="x"
     )
-    assert junk.status_code == 429
+    assert junk.status_code == 400
+    # A good body with a payment that does not decode is an unpaid request: over the limit.
+    refused = post(api, payment="x")
+    assert refused.status_code == 429
+    assert refused.json()["error"]["details"]["reason"] == "unpaid_requests"
 
 
 def test_a_malformed_request_still_counts(api, limit):

@@ -11,6 +11,9 @@ from tests.verification.conftest import page, redirect
 from verification.network.fetch import ROBOTS_TOKEN, check_url
 from verification.network.robots import RobotsDisallowed, ensure_robots_allow, robots_allows
 
+# The rules are kept in the store every process shares: Redis, or else the database.
+pytestmark = pytest.mark.django_db
+
 RULES = f"""
 User-agent: *
 Disallow: /everyone-keep-out

@@ -44,6 +44,10 @@ def servers(store, pages: PageServer, signing_keys: str, tmp_path):
             ATTEST_SIGNING_KEYS=signing_keys,
             ATTEST_FETCH_ALLOW=f"127.0.0.1:{pages.port}",
             ATTEST_TRIAL_CALLS_PER_DAY="1000000",
+            # The load stands for many callers but comes from one address: its checks before
+            # the offer may all run at once (tests/verification/test_unpaid_attacks.py holds
+            # one caller to the default).
+            ATTEST_UNPAID_IN_FLIGHT="100",
             **sizes,
         )
         if store == "redis":

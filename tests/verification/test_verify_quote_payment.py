@@ -9,7 +9,7 @@ from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
 from tests.verification import dns_server as dns
-from tests.verification.conftest import page, redirect
+from tests.verification.conftest import PageServer, page, redirect
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,10 @@ def test_host_not_found_is_not_charged_and_the_payment_pays_later(api, article, 
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "host_not_found"
     assert not LocalTransfer.objects.exists()
-    assert not PaymentClaim.objects.exists()  # refused before the payment was even claimed
+    # The payment verified before the host was looked up (junk buys no lookup), and the
+    # refusal freed it: released, never settled.
+    claim = PaymentClaim.objects.get()
+    assert (claim.state, claim.outcome) == (PaymentClaim.State.RELEASED, "host_not_found")
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 
 
@@ -110,7 +113,7 @@ def test_a_failing_resolver_is_503_with_retry_after_and_the_payment_pays_later(
     assert int(refused["Retry-After"]) > 0
     assert "PAYMENT-REQUIRED" not in refused
     assert not LocalTransfer.objects.exists()
-    assert not PaymentClaim.objects.exists()
+    assert PaymentClaim.objects.get().outcome == "dns_unavailable"  # verified, then freed
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 
 
@@ -128,7 +131,7 @@ def test_robots_disallowed_is_refused_before_any_offer_and_not_charged(api, page
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "robots_disallowed"
     assert not LocalTransfer.objects.exists()
-    assert not PaymentClaim.objects.exists()
+    assert PaymentClaim.objects.get().outcome == "robots_disallowed"  # verified, then freed
     assert "/secret" not in pages.paths()
     assert _post(api, url=article, quote="overdue", payment=payment).status_code == 200
 
@@ -148,3 +151,59 @@ def test_a_redirect_to_another_scheme_after_payment_is_refused_and_not_charged(
     assert "PAYMENT-RESPONSE" not in response
     assert LocalTransfer.objects.count() == 0
     assert PaymentClaim.objects.get().state != "settled"
+
+
+@pytest.fixture
+def second_site(pages, settings):
+    """Another origin (its own port) beside the page server, both past the address block."""
+    server = PageServer().start()
+    settings.ATTEST_FETCH_ALLOW = frozenset({("127.0.0.1", pages.port), ("127.0.0.1", server.port)})
+    yield server
+    server.server.shutdown()
+
+
+def test_a_redirect_to_a_site_over_its_budget_after_payment_fails_the_call_uncharged(
+    api, pages, article, second_site, settings
+):
+    settings.ATTEST_HOST_RATE = "1/h"
+    second_site.routes["/article"] = page(ARTICLE)
+    pages.routes["/moved"] = redirect(second_site.url("/article"))
+    # The second site's one fetch this hour is spent by a paid call of its own.
+    direct = second_site.url("/article")
+    assert _post(api, url=direct, quote="overdue", payment=_pay(api, direct)).status_code == 200
+    url = pages.url("/moved")
+    response = _post(api, url=url, quote="overdue", payment=_pay(api, url))
+    assert response.status_code == 429, response.content
+    error = response.json()["error"]
+    assert (error["code"], error["details"]["reason"]) == ("rate_limited", "host_rate_limited")
+    assert error["details"]["host"] == f"127.0.0.1:{second_site.port}"
+    assert 0 < int(response["Retry-After"]) <= 3600
+    assert "PAYMENT-RESPONSE" not in response
+    assert LocalTransfer.objects.count() == 1  # the direct call's, not this one
+    assert second_site.paths().count("/article") == 1
+    assert PaymentClaim.objects.filter(outcome="rate_limited").count() == 1
+
+
+def test_a_site_that_answers_429_itself_is_a_charged_page_result(api, pages):
+    pages.routes["/busy"] = page("<p>slow down</p>", status=429, headers={"Retry-After": "60"})
+    url = pages.url("/busy")
+    response = _post(api, url=url, quote="slow down", payment=_pay(api, url))
+    assert response.status_code == 200, response.content
+    answer = response.json()["page"]
+    assert (answer["content_kind"], answer["http_status"]) == ("http_error", 429)
+    assert LocalTransfer.objects.count() == 1
+
+
+def test_a_crawl_delay_for_attestbot_paces_its_site_capped_at_ten_seconds(api, pages, article):
+    pages.routes["/robots.txt"] = page(
+        "User-agent: AttestBot\nCrawl-delay: 30\n", content_type="text/plain"
+    )
+    payments = [_pay(api, article) for _ in range(3)]  # the offers cost the site nothing
+    answers = [_post(api, url=article, quote="overdue", payment=p) for p in payments]
+    # One fetch per 10 s window (the delay, capped): at most two if a window ended between.
+    assert [a.status_code for a in answers].count(429) >= 1, [a.content for a in answers]
+    refused = next(a for a in answers if a.status_code == 429)
+    assert refused.json()["error"]["details"]["reason"] == "host_rate_limited"
+    assert 0 < int(refused["Retry-After"]) <= 10
+    assert pages.paths().count("/article") == 3 - [a.status_code for a in answers].count(429)
+    assert LocalTransfer.objects.count() == pages.paths().count("/article")

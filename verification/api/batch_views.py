@@ -18,7 +18,7 @@ from verification.api.serializers import (
     VerifyQuotesInput,
     VerifyQuotesOutput,
 )
-from verification.pipeline import batches
+from verification.pipeline import batches, services
 from verification.pipeline.records import PAID_ANSWERS
 from verification.pipeline.steps import MatchOptions
 
@@ -38,8 +38,12 @@ _BATCH_ERRORS = {
         "match_too_costly when every quote failed (details.failed lists them). Not charged."
     ),
     429: error_response(
-        "rate_limited with details.reason uncharged_failures and Retry-After: the caller's "
-        "6 uncharged failed batches a minute are used (running batches hold a place)"
+        "rate_limited with Retry-After (not charged): details.reason uncharged_failures (the "
+        "caller's 6 uncharged failed batches a minute are used; running batches hold a place), "
+        "unpaid_requests (the caller's unpaid limit), unpaid_in_flight (the caller's unpaid "
+        "checks already running), or host_rate_limited (a site's fetch budget is spent, "
+        "details.host and details.field name it: before payment, or after it when a redirect "
+        "leads there, failing the whole batch)"
     ),
     501: error_response("not_on_edge: a PDF on an edge server"),
     503: error_response(
@@ -55,12 +59,12 @@ def _options(data: dict) -> MatchOptions:
     return MatchOptions(data["match"], data["case_sensitive"], data["threshold"])
 
 
-def admit_citations_request(request: Request) -> batches.AdmittedBatch:
-    """The request, the caller's limits, the match queue, then every URL: before payment."""
+def check_citations_request(request: Request) -> batches.CheckedBatch:
+    """The request, the caller's limits and the match queue: no outbound work yet."""
     serializer = VerifyCitationsInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    return batches.batch_admit(
+    return batches.batch_check(
         route=batches.ROUTE_CITATIONS,
         urls=[citation["url"] for citation in data["citations"]],
         raw_quotes=[citation["quote"] for citation in data["citations"]],
@@ -72,12 +76,12 @@ def admit_citations_request(request: Request) -> batches.AdmittedBatch:
     )
 
 
-def admit_quotes_request(request: Request) -> batches.AdmittedBatch:
-    """The request, the caller's limits, the match queue, then the URL: before payment."""
+def check_quotes_request(request: Request) -> batches.CheckedBatch:
+    """The request, the caller's limits and the match queue: no outbound work yet."""
     serializer = VerifyQuotesInput(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    return batches.batch_admit(
+    return batches.batch_check(
         route=batches.ROUTE_QUOTES,
         urls=[data["url"]] * len(data["quotes"]),
         raw_quotes=data["quotes"],
@@ -89,13 +93,22 @@ def admit_quotes_request(request: Request) -> batches.AdmittedBatch:
     )
 
 
-def _citation_count(batch: batches.AdmittedBatch) -> int:
+def admit_batch(
+    request: Request, checked: batches.CheckedBatch, *, paid: bool
+) -> batches.AdmittedBatch:
+    """Every URL's host and robots.txt: before the offer, or once the payment verified."""
+    with services.unpaid_checks(client_ip=checked.client_ip, paid=paid):
+        return batches.batch_admit_urls(checked, request_id=current_request_id())
+
+
+def _citation_count(batch: batches.CheckedBatch) -> int:
     return len(batch.items)
 
 
 @priced(
     "verify/citations",
-    precheck=admit_citations_request,
+    precheck=check_citations_request,
+    admit=admit_batch,
     trial_size=_citation_count,
     recorder=PAID_ANSWERS,
 )
@@ -145,7 +158,7 @@ class VerifyCitationsView(APIView):
         )
 
 
-@priced("verify/quotes", precheck=admit_quotes_request, recorder=PAID_ANSWERS)
+@priced("verify/quotes", precheck=check_quotes_request, admit=admit_batch, recorder=PAID_ANSWERS)
 class VerifyQuotesView(APIView):
     """POST /v1/verify/quotes: 1 to 20 quotes on one page. US$0.08, or a trial call."""
 

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from attest.errors import InvalidRequest
 from attest.logs import current_request_id
 from attest.schema import error_response
+from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
 from billing.unpaid import unpaid_limited
@@ -48,32 +49,49 @@ _PDF_QUEUE = {
 _UNSUPPORTED_MEDIA = {
     415: error_response("unsupported_media_type: send the body as application/json"),
 }
+# After PAYMENT_RESPONSES, whose 429 names only the unpaid limit.
+_RATE_LIMITED = {
+    429: error_response(
+        "rate_limited with Retry-After (not charged): details.reason unpaid_requests (the "
+        "caller's unpaid limit), unpaid_in_flight (the caller's unpaid checks already running), "
+        "or host_rate_limited (the site's fetch budget is spent, details.host names it: before "
+        "payment, or after it when a redirect leads there)"
+    ),
+}
 
 
-def admit_quote_request(request: Request) -> dict:
-    """Every check verify/quote makes before payment: the request, the URL's host, robots.txt."""
+def check_quote_request(request: Request) -> dict:
+    """verify/quote's body, checked before anything else (no outbound work)."""
     serializer = VerifyQuoteInput(data=request.data)
     serializer.is_valid(raise_exception=True)
-    data = dict(serializer.validated_data)
-    data["target"] = services.url_admit(
-        url=data["url"], route=services.ROUTE_QUOTE, request_id=current_request_id()
-    )
-    return data
+    return dict(serializer.validated_data)
 
 
-def admit_fetch_request(request: Request) -> dict:
-    """Every check fetch makes before payment: the request, the URL's host, robots.txt."""
+def check_fetch_request(request: Request) -> dict:
+    """fetch's body, checked before anything else (no outbound work)."""
     serializer = FetchInput(data=request.data)
     serializer.is_valid(raise_exception=True)
-    data = dict(serializer.validated_data)
-    data["target"] = services.url_admit(
-        url=data["url"], route=services.ROUTE_FETCH, request_id=current_request_id()
-    )
-    return data
+    return dict(serializer.validated_data)
+
+
+def _url_admitter(route: str):
+    def admit(request: Request, data: dict, *, paid: bool) -> dict:
+        """The URL's host and robots.txt: before the offer, or once the payment verified."""
+        with services.unpaid_checks(client_ip=client_ip(request), paid=paid):
+            target = services.url_admit(
+                url=data["url"], route=route, request_id=current_request_id()
+            )
+        return {**data, "target": target}
+
+    return admit
 
 
 @priced(
-    "verify/quote", precheck=admit_quote_request, recorder=PAID_ANSWERS, output=VerifyQuoteOutput
+    "verify/quote",
+    precheck=check_quote_request,
+    admit=_url_admitter(services.ROUTE_QUOTE),
+    recorder=PAID_ANSWERS,
+    output=VerifyQuoteOutput,
 )
 class VerifyQuoteView(APIView):
     """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
@@ -95,6 +113,7 @@ class VerifyQuoteView(APIView):
             **_ERRORS,
             **_UNSUPPORTED_MEDIA,
             **PAYMENT_RESPONSES,
+            **_RATE_LIMITED,
             **_PDF_QUEUE,
         },
         examples=[
@@ -126,7 +145,12 @@ class VerifyQuoteView(APIView):
         return Response(VerifyQuoteOutput(answer).data)
 
 
-@priced("fetch", precheck=admit_fetch_request, recorder=PAID_ANSWERS)
+@priced(
+    "fetch",
+    precheck=check_fetch_request,
+    admit=_url_admitter(services.ROUTE_FETCH),
+    recorder=PAID_ANSWERS,
+)
 class FetchView(APIView):
     """POST /v1/fetch: one page's verdict and normalised text, signed. US$0.01, or a trial call."""
 
@@ -150,6 +174,7 @@ class FetchView(APIView):
             501: _ERRORS[501],
             **_UNSUPPORTED_MEDIA,
             **PAYMENT_RESPONSES,
+            **_RATE_LIMITED,
             **_PDF_QUEUE,
         },
         examples=[

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -204,3 +205,51 @@ def failures_give_back(*, client_ip: str) -> None:
         return new, None
 
     change_state(_bucket_key(client_ip), give, keep_seconds=BUCKET_KEEP_SECONDS)
+
+
+# --- unpaid checks in flight -----------------------------------------------------
+
+# A place not given back (a process that died mid-check) lapses after this: longer than
+# a resolver's answer and a robots.txt wait and fetch together.
+UNPAID_CHECKS_LEASE = 30.0
+UNPAID_CHECKS_RETRY_AFTER = 3
+
+
+def _unpaid_checks_key(client_ip: str) -> str:
+    return f"unpaid-checks:{trial_bucket(client_ip) or 'unknown'}"
+
+
+@contextmanager
+def unpaid_checks_place(*, client_ip: str) -> Iterator[None]:
+    """Hold one of the caller's places for the checks made before an offer (resolving a
+    host, reading robots.txt); the 429 ``unpaid_in_flight`` when all of them are held.
+
+    So one caller who does not pay holds at most ``ATTEST_UNPAID_IN_FLIGHT`` workers with
+    slow sites, whatever the rate of its requests.
+    """
+    key, token = _unpaid_checks_key(client_ip), uuid.uuid4().hex
+    sizes = limits.QueueLimits(running=settings.ATTEST_UNPAID_IN_FLIGHT, waiting=0)
+
+    def take(holders):
+        joined = limits.queue_join(
+            holders, [token], now=clock(), lease=UNPAID_CHECKS_LEASE, limits=sizes
+        )
+        return (holders, False) if joined is None else (joined, True)
+
+    if not change_state(key, take, keep_seconds=UNPAID_CHECKS_LEASE):
+        raise RateLimited(
+            f"This address already has {sizes.running} unpaid requests being checked "
+            "(their sites resolved and robots.txt read); retry after Retry-After seconds, "
+            "or send a payment.",
+            details={"reason": "unpaid_in_flight", "limit": sizes.running},
+            retry_after=UNPAID_CHECKS_RETRY_AFTER,
+        )
+    try:
+        yield
+    finally:
+
+        def drop(holders):
+            remaining = limits.queue_leave(holders, [token], now=clock())
+            return (remaining or None), None
+
+        change_state(key, drop, keep_seconds=UNPAID_CHECKS_LEASE)

@@ -26,7 +26,8 @@ from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.network.addresses import parse_url
 from verification.network.fetch import FetchResult, HostNotFound, Target, check_url
-from verification.network.robots import ensure_robots_allow
+from verification.network.politeness import ensure_host_room
+from verification.network.robots import RobotsDisallowed, allowed_by, rules_for
 from verification.pipeline.pages import Page, dead_page
 from verification.pipeline.records import item_record, recorded, refusal_tally, verification_record
 from verification.pipeline.steps import (
@@ -84,6 +85,8 @@ class AdmittedBatch:
     client_ip: str
     # False for the free samples: they read our own pages in process, outside every limit.
     limited: bool = True
+    # The admitted pages (those that resolved): each takes a turn of its site's budget.
+    targets: list[Target] = field(default_factory=list)
 
 
 @dataclass
@@ -109,7 +112,8 @@ def check_batch_size(count: int, *, limit: int, noun: str, field_name: str) -> N
 def _admit_urls(
     urls: list[str], first_use: list[int], url_field: Callable[[int], str]
 ) -> list[Target | None]:
-    """Resolve and check every distinct URL at once, then read each origin's robots.txt once.
+    """Resolve and check every distinct URL at once, then read each origin's robots.txt once
+    (``rules_for``: once across every process, the others waiting for its answer).
 
     None stands for a URL whose host does not resolve. The refusal raised is that of
     the first citation, in request order, with a bad URL.
@@ -124,20 +128,21 @@ def _admit_urls(
         except AttestError as exc:
             outcomes[index] = exc
 
-    def robots(indexes: list[int]) -> None:
-        for index in indexes:  # one origin: the first read fills the cache for the rest
-            try:
-                ensure_robots_allow(outcomes[index])
-            except AttestError as exc:
-                outcomes[index] = exc
-
     with ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="admit") as pool:
         list(pool.map(resolve, range(len(urls))))
-        origins: dict[str, list[int]] = {}
-        for index, outcome in enumerate(outcomes):
-            if isinstance(outcome, Target):
-                origins.setdefault(outcome.parsed.origin, []).append(index)
-        list(pool.map(robots, origins.values()))
+    live = [outcome for outcome in outcomes if isinstance(outcome, Target)]
+    # Each origin's robots.txt read once, all at once (the store kept in this thread).
+    rules = rules_for(live) if live else {}
+    for index, outcome in enumerate(outcomes):
+        if not isinstance(outcome, Target):
+            continue
+        if not allowed_by(rules[outcome.parsed.origin], outcome):
+            outcomes[index] = RobotsDisallowed(details={"url": outcome.url})
+            continue
+        try:
+            ensure_host_room(outcome, rules[outcome.parsed.origin])
+        except AttestError as exc:
+            outcomes[index] = exc
     for index, outcome in enumerate(outcomes):
         if isinstance(outcome, AttestError):
             outcome.details.setdefault("field", url_field(first_use[index]))
@@ -145,7 +150,21 @@ def _admit_urls(
     return outcomes
 
 
-def batch_admit(
+@dataclass
+class CheckedBatch:
+    """A batch whose body and local limits passed: nothing resolved or fetched yet."""
+
+    route: str
+    written: list[str]  # each distinct URL as the caller first wrote it
+    first_use: list[int]  # the request index of each distinct URL's first use
+    keys: list[str]  # each distinct URL's canonical form
+    items: list[BatchItem]
+    options: MatchOptions
+    url_field: Callable[[int], str]
+    client_ip: str
+
+
+def batch_check(
     *,
     route: str,
     urls: list[str],
@@ -155,13 +174,12 @@ def batch_admit(
     url_field: Callable[[int], str],
     client_ip: str,
     request_id: str,
-) -> AdmittedBatch:
-    """Every check made before payment, cheapest first; a refusal is tallied, never charged.
+) -> CheckedBatch:
+    """The checks made before payment that need no outbound work, cheapest first.
 
     ``urls`` and ``raw_quotes`` run in parallel (one entry per quote). Raises
-    InvalidRequest for a bad quote, RateLimited (uncharged_failures) or OverCapacity
-    (match_queue_full) before any page is fetched, then BlockedAddress or
-    RobotsDisallowed for the first bad URL, or AllHostsNotFound when none resolves.
+    InvalidRequest for a bad quote or URL, RateLimited (uncharged_failures) or
+    OverCapacity (match_queue_full); a refusal is tallied, never charged.
     """
     quotes = [
         normalised_quote(raw, mode=options.mode, field_name=quote_field(i))
@@ -179,25 +197,57 @@ def batch_admit(
                 distinct[key] = len(distinct)
                 first_use.append(index)
             pages.append(distinct[key])
-        # Each distinct page is checked as the caller first wrote it: the canonical form
-        # can be longer (a host 0 is 0.0.0.0) and past the length the caller was held to.
-        written = [urls[index] for index in first_use]
-        targets = _admit_urls(written, first_use, url_field)
-        if all(target is None for target in targets):
-            raise AllHostsNotFound(details={"hosts": sorted({parse_url(u).host for u in written})})
     except AttestError as exc:
         refusal_tally(route=route, error=exc, request_id=request_id, url=urls[0])
         raise
-    return AdmittedBatch(
+    return CheckedBatch(
         route=route,
-        urls=list(distinct),
-        fetchers=[
-            _fetcher(target, url_field(first_use[index])) for index, target in enumerate(targets)
-        ],
+        # Each distinct page is checked as the caller first wrote it: the canonical form
+        # can be longer (a host 0 is 0.0.0.0) and past the length the caller was held to.
+        written=[urls[index] for index in first_use],
+        first_use=first_use,
+        keys=list(distinct),
         items=batch_items(pages, raw_quotes, quotes),
         options=options,
+        url_field=url_field,
         client_ip=client_ip,
     )
+
+
+def batch_admit_urls(checked: CheckedBatch, *, request_id: str) -> AdmittedBatch:
+    """The outbound checks made before the work: every URL's host and robots.txt.
+
+    Raises BlockedAddress or RobotsDisallowed for the first bad URL, RateLimited
+    (host_rate_limited) for a site over its budget, or AllHostsNotFound when none
+    resolves; a refusal is tallied, never charged.
+    """
+    try:
+        targets = _admit_urls(checked.written, checked.first_use, checked.url_field)
+        if all(target is None for target in targets):
+            hosts = sorted({parse_url(u).host for u in checked.written})
+            raise AllHostsNotFound(details={"hosts": hosts})
+    except AttestError as exc:
+        refusal_tally(route=checked.route, error=exc, request_id=request_id, url=checked.written[0])
+        raise
+    field_of = checked.url_field
+    return AdmittedBatch(
+        route=checked.route,
+        urls=checked.keys,
+        fetchers=[
+            _fetcher(target, field_of(checked.first_use[index]))
+            for index, target in enumerate(targets)
+        ],
+        items=checked.items,
+        options=checked.options,
+        client_ip=checked.client_ip,
+        targets=[target for target in targets if target is not None],
+    )
+
+
+def batch_admit(*, request_id: str, **request: Any) -> AdmittedBatch:
+    """Every check made before payment: ``batch_check`` then ``batch_admit_urls``."""
+    checked = batch_check(request_id=request_id, **request)
+    return batch_admit_urls(checked, request_id=request_id)
 
 
 def batch_items(pages: list[int], raw_quotes: list[str], quotes: list[str]) -> list[BatchItem]:
@@ -307,7 +357,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 queues.failures_take(client_ip=batch.client_ip)
                 holding_place = True
             started = time.monotonic()
-            fetched = fetch_and_look_up(batch.fetchers, batch.urls, lookups)
+            fetched = fetch_and_look_up(batch.fetchers, batch.urls, lookups, batch.targets)
             timings.fetch_ms = (time.monotonic() - started) * 1000
             pages = _pages(batch, fetched)
             timings.extract_ms = sum(page.extract_ms for page in pages)

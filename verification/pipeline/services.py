@@ -5,14 +5,17 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from attest.errors import AttestError, Blocked
 from receipts.services import issue_receipt
+from verification.capacity import queues
 from verification.crossref.lookups import CallLookups
 from verification.engine.match import FUZZY_WORK_PER_CALL, MatchTooCostly, WorkBudget
 from verification.network.fetch import FetchResult, Target, check_url
-from verification.network.robots import ensure_robots_allow
+from verification.network.politeness import ensure_host_room
+from verification.network.robots import RobotsDisallowed, allowed_by, rules_for
 from verification.pipeline.pages import Page
 from verification.pipeline.records import recorded, refusal_tally, verification_record
 from verification.pipeline.steps import (
@@ -32,16 +35,25 @@ ROUTE_QUOTE = "verify/quote"
 ROUTE_FETCH = "fetch"
 
 
+def unpaid_checks(*, client_ip: str, paid: bool) -> AbstractContextManager[None]:
+    """What the checks before an offer run under: one of an unpaid caller's few places
+    (429 ``unpaid_in_flight`` past them); nothing for a payment that verified."""
+    return nullcontext() if paid else queues.unpaid_checks_place(client_ip=client_ip)
+
+
 def url_admit(*, url: str, route: str, request_id: str) -> Target:
     """The page checks made before payment: the host resolves, every address is public,
-    and robots.txt lets us fetch the path.
+    robots.txt lets us fetch the path, and the site's fetch budget is not spent.
 
     Raises HostNotFound (422), BlockedAddress or RobotsDisallowed (403); a refusal is
     counted in the refusal tally. The returned target pins the checked addresses.
     """
     try:
         target = check_url(url)
-        ensure_robots_allow(target)
+        rules = rules_for([target])[target.parsed.origin]
+        if not allowed_by(rules, target):
+            raise RobotsDisallowed(details={"url": target.url})
+        ensure_host_room(target, rules)
     except AttestError as exc:
         if isinstance(exc, Blocked):
             exc.details.setdefault("field", "url")
@@ -59,6 +71,7 @@ def quote_answer(
     url: str,
     raw_quote: str,
     options: MatchOptions,
+    polite: list[Target] | None = None,
 ) -> dict[str, Any]:
     """Fetch, read, match one quote and sign; record the outcome either way."""
     quote = normalised_quote(raw_quote, mode=options.mode)
@@ -82,7 +95,7 @@ def quote_answer(
     lookups = CallLookups(tier=tier, request_id=request_id)
     with recorded(record):
         started = time.monotonic()
-        fetched = fetch_and_look_up([fetched_by], [url], lookups)[0]
+        fetched = fetch_and_look_up([fetched_by], [url], lookups, polite)[0]
         timings.fetch_ms = (time.monotonic() - started) * 1000
         page = read_pages([fetched])[0]
         timings.extract_ms = page.extract_ms
@@ -136,6 +149,7 @@ def quote_verify(
         url=target.url,
         raw_quote=quote,
         options=MatchOptions(mode, case_sensitive, threshold),
+        polite=[target],
     )
 
 
@@ -163,7 +177,9 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
     lookups = CallLookups(tier=tier, request_id=request_id)
     with recorded(record):
         started = time.monotonic()
-        fetched = fetch_and_look_up([lambda: fetch_checked(target)], [target.url], lookups)[0]
+        fetched = fetch_and_look_up(
+            [lambda: fetch_checked(target)], [target.url], lookups, [target]
+        )[0]
         timings.fetch_ms = (time.monotonic() - started) * 1000
         page = read_pages([fetched])[0]
         timings.extract_ms = page.extract_ms

@@ -18,7 +18,7 @@ from verification.crossref.lookups import CallLookups
 from verification.engine.doi import doi_named_by_link
 from verification.engine.match import MatchTooCostly, WorkBudget, match_quote
 from verification.network.fetch import FetchResult, Target, fetch
-from verification.network.robots import ensure_robots_allow
+from verification.network.politeness import hop_checks, mark_fetch_thread, take_host_turns
 from verification.pipeline.pages import Page, build_pages
 
 MAX_QUOTE_CHARS = 1000
@@ -93,7 +93,7 @@ def fetch_checked(target: Target, *, field_name: str = "url") -> FetchResult:
     the request's field, as the same refusal does before payment.
     """
     try:
-        return fetch(target, before_hop=ensure_robots_allow)
+        return fetch(target, before_hop=hop_checks)
     except Blocked as exc:
         exc.details.setdefault("field", field_name)
         raise
@@ -111,7 +111,9 @@ def fetch_all(
     """
     if len(fetchers) == 1 and meanwhile is None:
         return [fetchers[0]()]
-    with ThreadPoolExecutor(max_workers=len(fetchers), thread_name_prefix="fetch") as pool:
+    with ThreadPoolExecutor(
+        max_workers=len(fetchers), thread_name_prefix="fetch", initializer=mark_fetch_thread
+    ) as pool:
         futures = [pool.submit(fetcher) for fetcher in fetchers]
         if meanwhile is not None:
             meanwhile()
@@ -119,9 +121,17 @@ def fetch_all(
 
 
 def fetch_and_look_up(
-    fetchers: list[Callable[[], FetchResult]], urls: list[str], lookups: CallLookups
+    fetchers: list[Callable[[], FetchResult]],
+    urls: list[str],
+    lookups: CallLookups,
+    polite: list[Target] | None = None,
 ) -> list[FetchResult]:
-    """Fetch the pages while the DOIs their cited links name are looked up at Crossref."""
+    """Fetch the pages while the DOIs their cited links name are looked up at Crossref.
+
+    ``polite``: the admitted pages, each taking a turn of its site's budget first (in this
+    thread: 429 host_rate_limited for the whole call when one has none left).
+    """
+    take_host_turns(polite or [])
     early = [doi_named_by_link(url) for url in urls]
     if not lookups.enabled or not any(early):
         return fetch_all(fetchers)

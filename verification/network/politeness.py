@@ -1,0 +1,149 @@
+"""Politeness toward cited sites: a budget of fetches per origin, shared by every process.
+
+An origin (scheme, host and port: what one robots.txt covers) gets ``ATTEST_HOST_RATE``
+fetches (``120/m`` by default); a ``Crawl-delay`` in its robots.txt for AttestBot tightens
+that to one fetch per delay (capped at ``MAX_CRAWL_DELAY`` seconds). Counts live where the
+other limits' do (``attest.ratelimit``: Redis with ``CACHE_URL``, else the database).
+
+Before payment the budget is only looked at: an origin with none left is refused with 429
+``rate_limited`` (``details.reason`` ``host_rate_limited``). Each page fetch and redirect
+hop takes one turn; a turn that is not there after payment fails the whole call, not
+charged. robots.txt fetches take none.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+
+from django.conf import settings
+from protego import Protego
+
+from attest.errors import CACHE_OUTAGES, RateLimited
+from attest.ratelimit import RateDecision, parse_rate, rate_limit
+from verification.capacity.shared_state import in_redis
+from verification.network.fetch import ROBOTS_TOKEN, Target
+from verification.network.robots import (
+    ALLOW_ALL,
+    RobotsDisallowed,
+    allowed_by,
+    rules_for,
+    rules_for_pace,
+)
+
+logger = logging.getLogger(__name__)
+
+POLICY = "host"
+MAX_CRAWL_DELAY = 10.0
+
+_thread = threading.local()
+
+
+class HostRateLimited(RateLimited):
+    message = "Attest has fetched this site as often as it allows itself to for now."
+
+
+def mark_fetch_thread() -> None:
+    """A fetch pool's initializer: this thread must not use the database."""
+    _thread.fetch = True
+
+
+def in_fetch_thread() -> bool:
+    return getattr(_thread, "fetch", False)
+
+
+def host_label(target: Target) -> str:
+    """The origin's host, with its port when that is not the scheme's default."""
+    parsed = target.parsed
+    host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
+    default = parsed.port == (443 if parsed.scheme == "https" else 80)
+    return host if default else f"{host}:{parsed.port}"
+
+
+def crawl_delay(rules: tuple[str, str]) -> float | None:
+    """The Crawl-delay robots.txt sets for AttestBot (or every agent), capped; else None."""
+    rule, body = rules
+    if rule != "parse":
+        return None
+    delay = Protego.parse(body).crawl_delay(ROBOTS_TOKEN)
+    if delay is None or delay <= 0:
+        return None
+    return min(float(delay), MAX_CRAWL_DELAY)
+
+
+def origin_rate(rules: tuple[str, str]) -> str:
+    """The origin's budget: ATTEST_HOST_RATE, or one fetch per Crawl-delay when tighter."""
+    count, window = parse_rate(settings.ATTEST_HOST_RATE)
+    delay = crawl_delay(rules)
+    if delay is None:
+        return settings.ATTEST_HOST_RATE
+    # The fixed-window limiter counts whole seconds: one fetch per ceil(delay) seconds,
+    # or for a delay under a second as many a second as fit.
+    per, seconds = (1, math.ceil(delay)) if delay >= 1 else (math.floor(1 / delay), 1)
+    if per / seconds < count / window:
+        return f"{per}/{seconds}s"
+    return settings.ATTEST_HOST_RATE
+
+
+def _refused(target: Target, decision: RateDecision, *, after_payment: bool) -> HostRateLimited:
+    wait = max(1, decision.reset)
+    when = "this call's pages were fetched" if after_payment else "any payment"
+    return HostRateLimited(
+        f"Attest fetches {host_label(target)} at most {decision.limit} times in "
+        f"{decision.window} seconds, and has no fetch left there now (refused before {when}; "
+        "not charged); retry after Retry-After seconds.",
+        retry_after=wait,
+        details={"reason": "host_rate_limited", "host": host_label(target), "url": target.url},
+    )
+
+
+def _decision(target: Target, rules: tuple[str, str], *, count: bool) -> RateDecision | None:
+    try:
+        return rate_limit(
+            key=target.parsed.origin, rate=origin_rate(rules), policy=POLICY, count=count
+        )
+    except CACHE_OUTAGES:
+        # Politeness cannot be counted with Redis down: paid work goes on (unpaid work is
+        # refused by the unpaid limit meanwhile), and the outage is logged.
+        logger.warning("host budget unavailable; fetching uncounted", exc_info=True)
+        return None
+
+
+def ensure_host_room(target: Target, rules: tuple[str, str]) -> None:
+    """Before payment: 429 host_rate_limited when the origin has no fetch left (looks only)."""
+    decision = _decision(target, rules, count=False)
+    if decision is not None and decision.remaining == 0:
+        raise _refused(target, decision, after_payment=False)
+
+
+def take_host_turn(target: Target, rules: tuple[str, str]) -> None:
+    """Count one fetch of the origin; 429 host_rate_limited when there was none left."""
+    decision = _decision(target, rules, count=True)
+    if decision is not None and not decision.allowed:
+        raise _refused(target, decision, after_payment=True)
+
+
+def take_host_turns(targets: list[Target]) -> None:
+    """One turn per page about to be fetched, taken in the calling (request) thread."""
+    if not targets:
+        return
+    rules = rules_for_pace(targets)
+    for target in targets:
+        take_host_turn(target, rules.get(target.parsed.origin, (ALLOW_ALL, "")))
+
+
+def hop_checks(target: Target) -> None:
+    """What every redirect hop passes: robots.txt, then a turn of the hop's origin.
+
+    A hop met inside a fetch thread (a batch's pages are fetched at once) cannot use the
+    database: without Redis its robots.txt comes from this process's cache and its turn
+    is not counted.
+    """
+    threaded = in_fetch_thread()
+    rules = rules_for([target], in_thread=threaded)[target.parsed.origin]
+    if not allowed_by(rules, target):
+        raise RobotsDisallowed(details={"url": target.url})
+    if threaded and not in_redis():
+        return
+    take_host_turn(target, rules)
