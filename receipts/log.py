@@ -48,16 +48,22 @@ _ATTEMPTS = 1000  # each failed attempt means another append committed: progress
 
 
 def log_append(
-    *, kind: str, data: str, audit_project: int | None = None, audit_seq: int | None = None
+    *,
+    kind: str,
+    leaf: bytes,
+    data: str = "",
+    audit_project: int | None = None,
+    audit_seq: int | None = None,
 ) -> int:
-    """Append one leaf and return its index; committed with the caller's transaction.
+    """Append one leaf (``leaf``: the bytes RFC 9162 hashes) and return its index;
+    committed with the caller's transaction. ``data`` is what the row keeps of it.
 
     The index is the number of leaves committed before, read with the frontier in one
     snapshot; the leaf's primary key refuses a second leaf at an index, so an append that
     raced another (both read the same size) fails there, waits for nothing more, and is
     made again on the new size. No index is shared and none skipped.
     """
-    leaf_hash = merkle.leaf_hash(data.encode("ascii"))
+    leaf_hash = merkle.leaf_hash(leaf)
     row = [kind, data, audit_project, audit_seq, timezone.now()]
     for _ in range(_ATTEMPTS):
         try:
@@ -106,8 +112,12 @@ def _size_and_frontier(cursor) -> tuple[int, list[bytes]]:
 
 
 def log_append_receipt(receipt: str) -> int:
-    """Log a receipt just signed; its index goes into the answer as receipt_log_index."""
-    return log_append(kind=LogLeaf.RECEIPT, data=receipt)
+    """Log a receipt just signed; its index goes into the answer as receipt_log_index.
+
+    Only the leaf's hash is kept (in the level-0 node): a receipt may sign a quote from a
+    subject's messages, which erasure must be able to remove from every table, and the
+    log can never be rewritten. Its holder brings the receipt to prove it is logged."""
+    return log_append(kind=LogLeaf.RECEIPT, leaf=receipt.encode("ascii"))
 
 
 def audit_head_leaf(*, project: int, seq: int, head_hash: str) -> str:
@@ -119,9 +129,11 @@ def audit_head_leaf(*, project: int, seq: int, head_hash: str) -> str:
 
 def log_append_audit_head(*, project: int, seq: int, head_hash: str) -> int:
     """Log a project's audit chain head, in the transaction that wrote its last event."""
+    head = audit_head_leaf(project=project, seq=seq, head_hash=head_hash)
     return log_append(
         kind=LogLeaf.AUDIT_HEAD,
-        data=audit_head_leaf(project=project, seq=seq, head_hash=head_hash),
+        leaf=head.encode("ascii"),
+        data=head,
         audit_project=project,
         audit_seq=seq,
     )

@@ -52,9 +52,11 @@ class AppendOnly(models.Model):
 class LogLeaf(AppendOnly):
     """One leaf of the transparency log: a receipt, or a project's audit chain head.
 
-    ``data`` is the leaf exactly as hashed (RFC 9162: SHA-256 of 0x00 and these ASCII
-    bytes): a receipt's compact JWS, or the canonical JSON of an audit head, which holds a
-    project's ID, its last event's seq and hash, and nothing of any event's content.
+    A leaf is hashed as RFC 9162 says (SHA-256 of 0x00 and its ASCII bytes; the hash is
+    the level-0 LogNode). For an audit head, ``data`` keeps the leaf itself: canonical
+    JSON of a project's ID and its last event's seq and hash, nothing of any event's
+    content. For a receipt, ``data`` is empty: a receipt may sign a quote from a subject's
+    messages, which erasure removes from every table, and this table is never rewritten.
     """
 
     RECEIPT = "receipt"
