@@ -417,30 +417,36 @@ def split_units(text: str) -> list[tuple[int, int]]:
             starts[i] = s + int(solid[0]) if len(solid) else e
     keep = starts < ends
     starts, ends = starts[keep], ends[keep]
-    words = _count_within(_positions(codes, lambda c: c == 32), starts, ends)
+    spaces = _positions(codes, lambda c: c == 32)
+    words = _count_within(spaces, starts, ends)
     slow = words >= MAX_WORDS_PER_UNIT
+    cjk = np.zeros(len(starts), dtype=bool)
     if has_cjk:
-        slow |= _count_within(_positions(codes, _is_cjk), starts, ends) > 0
-    pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
-    if not slow.any():
-        return pairs
-    units: list[tuple[int, int]] = []
-    done = 0
-    for i in np.flatnonzero(slow).tolist():
-        units.extend(pairs[done:i])
-        start, end = pairs[i]
-        if has_cjk and _CJK_RE.search(text, start, end):
-            words = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
-            units.extend(
-                (words[j][0], words[min(j + MAX_WORDS_PER_UNIT, len(words)) - 1][1])
-                for j in range(0, len(words), MAX_WORDS_PER_UNIT)
+        cjk = _count_within(_positions(codes, _is_cjk), starts, ends) > 0
+    if not (slow | cjk).any():
+        return list(zip(starts.tolist(), ends.tolist(), strict=True))
+    # Long sentences without CJK are cut at their spaces, all together in numpy.
+    long = slow & ~cjk
+    cut_starts, cut_ends = _cut_at_spaces(spaces, starts[long], ends[long])
+    keep = ~(long | cjk)
+    unit_starts = [starts[keep], cut_starts]
+    unit_ends = [ends[keep], cut_ends]
+    for i in np.flatnonzero(cjk).tolist():
+        start, end = int(starts[i]), int(ends[i])
+        found = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
+        firsts = range(0, len(found), MAX_WORDS_PER_UNIT)
+        unit_starts.append(np.array([found[j][0] for j in firsts], dtype=np.int64))
+        unit_ends.append(
+            np.array(
+                [found[min(j + MAX_WORDS_PER_UNIT, len(found)) - 1][1] for j in firsts],
+                dtype=np.int64,
             )
-        else:
-            spaces = np.flatnonzero(codes[start:end] == 32) + start
-            units.extend(_cut_at_spaces(spaces, start, end))
-        done = i + 1
-    units.extend(pairs[done:])
-    return units
+        )
+    # Units never overlap, so the order of their starts is the text's order.
+    all_starts = np.concatenate(unit_starts).astype(np.int64)
+    all_ends = np.concatenate(unit_ends).astype(np.int64)
+    order = np.argsort(all_starts, kind="stable")
+    return list(zip(all_starts[order].tolist(), all_ends[order].tolist(), strict=True))
 
 
 def _positions(codes: np.ndarray, flag: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -462,15 +468,46 @@ def _count_within(where: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
     return np.searchsorted(where, ends) - np.searchsorted(where, starts)
 
 
-def _cut_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
-    """``text[start:end]`` cut after every 40th space-separated word (``spaces``: its spaces)."""
-    bounds = np.concatenate(([start - 1], spaces, [end]))
-    word_starts, word_ends = bounds[:-1] + 1, bounds[1:]
+def _cut_at_spaces(
+    spaces: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each ``text[start:end]`` cut after every 40th space-separated word, all at once.
+
+    ``spaces`` holds the page's space positions, sorted. A sentence's words lie
+    between its start, its spaces and its end; empty ones (two spaces) are dropped,
+    and each unit runs from the first to the last character of its 40 words.
+    """
+    if not len(starts):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    lo, hi = np.searchsorted(spaces, starts), np.searchsorted(spaces, ends)
+    inner = hi - lo  # spaces inside each sentence
+    sentence = np.repeat(np.arange(len(starts)), inner + 1)  # one row per word
+    first_row = np.concatenate(([0], np.cumsum(inner + 1)[:-1]))
+    rank = np.arange(len(sentence)) - first_row[sentence]  # word index within the sentence
+    # The sentences' spaces, one sentence after another (sentences are disjoint, in order).
+    before = np.concatenate(([0], np.cumsum(inner)[:-1]))
+    space_at = spaces[np.arange(int(inner.sum())) + np.repeat(lo - before, inner)]
+    # The k-th word of a sentence starts after its (k-1)-th space and ends at its k-th.
+    is_first, is_last = rank == 0, rank == inner[sentence]
+    word_starts = np.empty(len(sentence), dtype=np.int64)
+    word_ends = np.empty(len(sentence), dtype=np.int64)
+    word_starts[is_first] = starts
+    word_starts[~is_first] = space_at + 1
+    word_ends[is_last] = ends
+    word_ends[~is_last] = space_at
     solid = word_ends > word_starts
-    word_starts, word_ends = word_starts[solid], word_ends[solid]
-    firsts = np.arange(0, len(word_starts), MAX_WORDS_PER_UNIT)
-    lasts = np.minimum(firsts + MAX_WORDS_PER_UNIT, len(word_starts)) - 1
-    return list(zip(word_starts[firsts].tolist(), word_ends[lasts].tolist(), strict=True))
+    sentence, word_starts, word_ends = sentence[solid], word_starts[solid], word_ends[solid]
+    counts = np.bincount(sentence, minlength=len(starts))
+    first_solid = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.arange(len(sentence)) - first_solid[sentence]
+    heads = np.flatnonzero(rank % MAX_WORDS_PER_UNIT == 0)
+    tails = (
+        np.minimum(
+            heads + MAX_WORDS_PER_UNIT, first_solid[sentence[heads]] + counts[sentence[heads]]
+        )
+        - 1
+    )
+    return word_starts[heads], word_ends[tails]
 
 
 def _is_cjk(codes: np.ndarray) -> np.ndarray:
