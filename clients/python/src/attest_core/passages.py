@@ -161,6 +161,13 @@ def _stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
+@lru_cache(maxsize=65536)
+def _word_key(word: str) -> str | None:
+    """The key ``_token`` gives a word: None for a stop word, else its stem."""
+    lower = word.lower()
+    return None if lower in STOP_WORDS else _stem(lower)
+
+
 def _number_key(token: str) -> str:
     """A number's value as text: ``1,000`` -> ``1000``, ``12.0`` -> ``12``, ``012`` -> ``12``."""
     if _THOUSANDS_RE.fullmatch(token):
@@ -188,7 +195,7 @@ def _token(m: re.Match[str]) -> _Token:
     if kind == "word":
         lower = text.lower()
         negation = lower in NEGATIONS or lower.endswith("n't")
-        key = None if lower in STOP_WORDS else _stem(lower)
+        key = _word_key(text)
         return _Token(m.start(), m.end(), text, key, None, negation)
     if kind == "num":
         number = _number_key(text)
@@ -555,11 +562,18 @@ def _claim_hits(text: str, claim: _Claim) -> list[_Token]:
     found: dict[int, _Token] = {}
 
     def take(start: int) -> None:
+        if start in found:
+            return
         m = _TOKEN_RE.match(text, start)
-        if m is not None and start not in found:
-            token = _token(m)
-            if token.key in wanted:
-                found[start] = token
+        if m is None:
+            return
+        # Most words found by their beginning are other words ("internal" for
+        # "interpret"): their key (cached) rules them out before a token is made.
+        if m.lastgroup == "word" and _word_key(m.group()) not in wanted:
+            return
+        token = _token(m)
+        if token.key in wanted:
+            found[start] = token
 
     def starts_word(i: int) -> bool:
         return i == 0 or not (
