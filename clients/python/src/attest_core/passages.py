@@ -52,6 +52,7 @@ words the passage lacks, in the claim's order and spelling, at most 20.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from bisect import bisect_right
@@ -161,9 +162,8 @@ def _stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
-@lru_cache(maxsize=65536)
 def _word_key(word: str) -> str | None:
-    """The key ``_token`` gives a word: None for a stop word, else its stem."""
+    """The key ``_token`` gives a word: None for a stop word, else its stem (cached)."""
     lower = word.lower()
     return None if lower in STOP_WORDS else _stem(lower)
 
@@ -432,28 +432,31 @@ def split_units(text: str) -> list[tuple[int, int]]:
         cjk = _count_within(_positions(codes, _is_cjk), starts, ends) > 0
     if not (slow | cjk).any():
         return list(zip(starts.tolist(), ends.tolist(), strict=True))
-    # Long sentences without CJK are cut at their spaces, all together in numpy.
-    long = slow & ~cjk
-    cut_starts, cut_ends = _cut_at_spaces(spaces, starts[long], ends[long])
-    keep = ~(long | cjk)
-    unit_starts = [starts[keep], cut_starts]
-    unit_ends = [ends[keep], cut_ends]
-    for i in np.flatnonzero(cjk).tolist():
-        start, end = int(starts[i]), int(ends[i])
-        found = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
-        firsts = range(0, len(found), MAX_WORDS_PER_UNIT)
-        unit_starts.append(np.array([found[j][0] for j in firsts], dtype=np.int64))
-        unit_ends.append(
-            np.array(
-                [found[min(j + MAX_WORDS_PER_UNIT, len(found)) - 1][1] for j in firsts],
-                dtype=np.int64,
+    # Long sentences without CJK are cut at their spaces, a batch at a time in numpy;
+    # the page's spaces are let go before the page's units are listed.
+    cuts: dict[int, list[tuple[int, int]]] = {}
+    long = np.flatnonzero(slow & ~cjk)
+    for batch in _batches(words[long]):
+        cuts.update(_cut_at_spaces(spaces, long[batch], starts, ends))
+    special = np.flatnonzero(slow | cjk).tolist()
+    del spaces, words, slow, cjk, long
+    pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    units: list[tuple[int, int]] = []
+    done = 0
+    for i in special:
+        units.extend(pairs[done:i])
+        if i in cuts:
+            units.extend(cuts[i])
+        else:
+            start, end = pairs[i]
+            found = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
+            units.extend(
+                (found[j][0], found[min(j + MAX_WORDS_PER_UNIT, len(found)) - 1][1])
+                for j in range(0, len(found), MAX_WORDS_PER_UNIT)
             )
-        )
-    # Units never overlap, so the order of their starts is the text's order.
-    all_starts = np.concatenate(unit_starts).astype(np.int64)
-    all_ends = np.concatenate(unit_ends).astype(np.int64)
-    order = np.argsort(all_starts, kind="stable")
-    return list(zip(all_starts[order].tolist(), all_ends[order].tolist(), strict=True))
+        done = i + 1
+    units.extend(pairs[done:])
+    return units
 
 
 def _positions(codes: np.ndarray, flag: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -475,20 +478,42 @@ def _count_within(where: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
     return np.searchsorted(where, ends) - np.searchsorted(where, starts)
 
 
+_CUT_BATCH_WORDS = 1 << 14
+
+
+def _batches(words: np.ndarray) -> list[slice]:
+    """Runs of consecutive sentences of about ``_CUT_BATCH_WORDS`` words in all.
+
+    Cutting works on a few arrays as long as the batch's words: batches keep
+    them small (a longer sentence is a batch of its own).
+    """
+    bounds = [0]
+    total = 0
+    for i, count in enumerate(words.tolist()):
+        if total and total + count > _CUT_BATCH_WORDS:
+            bounds.append(i)
+            total = 0
+        total += count
+    bounds.append(len(words))
+    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
+
+
 def _cut_at_spaces(
-    spaces: np.ndarray, starts: np.ndarray, ends: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each ``text[start:end]`` cut after every 40th space-separated word, all at once.
+    spaces: np.ndarray, which: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> dict[int, list[tuple[int, int]]]:
+    """Sentences ``which`` (``text[starts[i]:ends[i]]``) cut after every 40th word, at once.
 
     ``spaces`` holds the page's space positions, sorted. A sentence's words lie
     between its start, its spaces and its end; empty ones (two spaces) are dropped,
     and each unit runs from the first to the last character of its 40 words.
     """
-    if not len(starts):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    lo, hi = np.searchsorted(spaces, starts), np.searchsorted(spaces, ends)
+    if len(which) == 1:
+        i = int(which[0])
+        return {i: _cut_one_at_spaces(spaces, int(starts[i]), int(ends[i]))}
+    first, last = starts[which], ends[which]
+    lo, hi = np.searchsorted(spaces, first), np.searchsorted(spaces, last)
     inner = hi - lo  # spaces inside each sentence
-    sentence = np.repeat(np.arange(len(starts)), inner + 1)  # one row per word
+    sentence = np.repeat(np.arange(len(which)), inner + 1)  # one row per word
     first_row = np.concatenate(([0], np.cumsum(inner + 1)[:-1]))
     rank = np.arange(len(sentence)) - first_row[sentence]  # word index within the sentence
     # The sentences' spaces, one sentence after another (sentences are disjoint, in order).
@@ -498,23 +523,36 @@ def _cut_at_spaces(
     is_first, is_last = rank == 0, rank == inner[sentence]
     word_starts = np.empty(len(sentence), dtype=np.int64)
     word_ends = np.empty(len(sentence), dtype=np.int64)
-    word_starts[is_first] = starts
+    word_starts[is_first] = first
     word_starts[~is_first] = space_at + 1
-    word_ends[is_last] = ends
+    word_ends[is_last] = last
     word_ends[~is_last] = space_at
     solid = word_ends > word_starts
     sentence, word_starts, word_ends = sentence[solid], word_starts[solid], word_ends[solid]
-    counts = np.bincount(sentence, minlength=len(starts))
+    counts = np.bincount(sentence, minlength=len(which))
     first_solid = np.concatenate(([0], np.cumsum(counts)[:-1]))
     rank = np.arange(len(sentence)) - first_solid[sentence]
     heads = np.flatnonzero(rank % MAX_WORDS_PER_UNIT == 0)
-    tails = (
-        np.minimum(
-            heads + MAX_WORDS_PER_UNIT, first_solid[sentence[heads]] + counts[sentence[heads]]
-        )
-        - 1
-    )
-    return word_starts[heads], word_ends[tails]
+    owner = sentence[heads]
+    tails = np.minimum(heads + MAX_WORDS_PER_UNIT, first_solid[owner] + counts[owner]) - 1
+    cuts: dict[int, list[tuple[int, int]]] = {int(i): [] for i in which.tolist()}
+    index = which.tolist()
+    for j, a, b in zip(owner.tolist(), word_starts[heads].tolist(), word_ends[tails].tolist(),
+                       strict=True):  # fmt: skip
+        cuts[index[j]].append((a, b))
+    return cuts
+
+
+def _cut_one_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
+    """One long sentence cut after every 40th word (``spaces``: the page's spaces)."""
+    inside = spaces[np.searchsorted(spaces, start) : np.searchsorted(spaces, end)]
+    bounds = np.concatenate(([start - 1], inside, [end]))
+    word_starts, word_ends = bounds[:-1] + 1, bounds[1:]
+    solid = word_ends > word_starts
+    word_starts, word_ends = word_starts[solid], word_ends[solid]
+    firsts = np.arange(0, len(word_starts), MAX_WORDS_PER_UNIT)
+    lasts = np.minimum(firsts + MAX_WORDS_PER_UNIT, len(word_starts)) - 1
+    return list(zip(word_starts[firsts].tolist(), word_ends[lasts].tolist(), strict=True))
 
 
 def _is_cjk(codes: np.ndarray) -> np.ndarray:
@@ -568,7 +606,7 @@ def _claim_hits(text: str, claim: _Claim) -> list[_Token]:
         if m is None:
             return
         # Most words found by their beginning are other words ("internal" for
-        # "interpret"): their key (cached) rules them out before a token is made.
+        # "interpret"): their key rules them out before a token is made.
         if m.lastgroup == "word" and _word_key(m.group()) not in wanted:
             return
         token = _token(m)
