@@ -137,9 +137,16 @@ def _edlib_k(q: bytes, t: bytes, k: int) -> int:
 
 
 def _agrees(found: object, distance: int) -> str:
-    """Attest found a span exactly when edlib found one within k (its distance: -1 for none)."""
+    """Attest found a span exactly when edlib found one within k (its distance: -1 for none).
+
+    edlib's k bounds the edits only: at a low threshold its best span may lie within
+    k edits yet score under the threshold (``1 - d / max(m, L)``), which Attest
+    answers with none; such a row says so instead of "yes".
+    """
     attest_found = getattr(found, "match", "none") != "none"
-    return "yes" if attest_found == (distance >= 0) else "NO"
+    if attest_found == (distance >= 0):
+        return "yes"
+    return "within k, scores below t" if distance >= 0 else "NO"
 
 
 def _answer(found: object) -> str:
