@@ -403,6 +403,7 @@ def memory() -> None:
 PARTS = {
     "fuzzy": fuzzy,
     "absent": lambda: absent_grid("English", SIZES),
+    "present": lambda: per_megabyte(fuzzy_grid("English", SIZES)),
     "exact": exact_rows,
     "passages": passages_rows,
     "preparation": preparation_rows,
