@@ -5,12 +5,17 @@ turn, for ROUNDS rounds; the figure is the median of the rounds, in the
 calling thread's CPU time (``time.thread_time``): every contender is
 single-threaded C or numpy, and on the shared machine (load averages of 5 to
 17) wall time swung by 5x from one round to the next. Texts come from
-``bench/corpus.py`` (real English prose, generated Chinese) and each table
-states the share of repeated 30-character windows of the text it ran on.
+``bench/corpus.py`` (real English prose, licences and package documents, real
+Chinese and Japanese). edlib is given the threshold's edit limit ``k``
+(``mode="HW", task="distance", k=k``: its fastest honest setting) on
+case-folded bytes made before timing; rapidfuzz is given the threshold as its
+``score_cutoff``. Quotes are present (0, 5 or 15 % edits) or absent (from
+text after the page).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import subprocess
@@ -22,20 +27,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 import edlib
+import numpy as np
 from rapidfuzz import fuzz
 
 from attest_core.normalise import normalise
 from attest_core.passages import find_passages
-from bench.corpus import chinese_text, english_prose, repeated_share, web_page
+from bench.corpus import cjk_prose, english_prose, licence_prose, repeated_share, web_page
+from tests.verification.engine.test_injection import _old_has_instructions
 from verification.engine.html_text import html_text
-from verification.engine.injection import injection_flags
-from verification.engine.match import MatchTooCostly, match_quote
+from verification.engine.injection import _has_instructions, injection_flags
+from verification.engine.match import MatchTooCostly, match_quote, max_edits
 
 KB, MB = 1_000, 1_000_000
 ROUNDS = 7
 SIZES = (100 * KB, 1 * MB, 5 * MB)
 QUOTES = (200, 1_000)
-EDIT_RATES = (0.0, 0.05, 0.10)
+EDIT_RATES = (0.0, 0.05, 0.15)
+THRESHOLDS = (0.9, 0.8)
+ABSENT_ROUNDS = 5
 CLAIM = "The interpreter reported an exception when the attribute lookup failed in 2025"
 
 
@@ -75,59 +84,156 @@ def _size(n: int) -> str:
     return f"{n // MB} MB" if n >= MB else f"{n // KB} KB"
 
 
+_TEXTS: dict[str, Callable[[int], str]] = {
+    "English": english_prose,
+    "licences": licence_prose,
+    "CJK": cjk_prose,
+}
+
+
 def _page(kind: str, size: int) -> str:
-    return english_prose(size) if kind == "latin" else chinese_text(size)
+    return _TEXTS[kind](size)
 
 
 def _quote(text: str, length: int, rate: float, kind: str) -> str:
     middle = len(text) // 2
-    alphabet = "abcdefghijklmnopqrstuvwxyz " if kind == "latin" else chinese_text(20_000)
-    return with_edits(text[middle : middle + length], rate, alphabet)
+    quote = text[middle : middle + length]
+    alphabet = "abcdefghijklmnopqrstuvwxyz " if kind != "CJK" else text[:20_000]
+    return with_edits(quote, rate, alphabet)
+
+
+def _absent(kind: str, size: int, length: int) -> str:
+    """A quote from the same source, after the page's end: not on the page."""
+    quote = _page(kind, size + 20_000)[size + 5_000 : size + 5_000 + length]
+    assert quote not in _page(kind, size)
+    return quote
+
+
+def edlib_inputs(text: str, quote: str) -> tuple[bytes, bytes] | None:
+    """Case-folded quote and page as edlib takes them fastest: bytes, not str.
+
+    ASCII goes as is. Other text has the quote's characters mapped to the bytes
+    1..255 and every other character of the page to byte 0 (edlib takes 256
+    symbols; a character not in the quote matches none of it, so the distance is
+    unchanged). The mapping is done before timing starts: edlib is timed on its
+    alignment alone, which flatters it. None when the quote has more than 255
+    distinct characters, which edlib cannot align exactly.
+    """
+    folded_text, folded_quote = text.casefold(), quote.casefold()
+    if folded_text.isascii() and folded_quote.isascii():
+        return folded_quote.encode("ascii"), folded_text.encode("ascii")
+    symbols = {c: i + 1 for i, c in enumerate(sorted(set(folded_quote)))}
+    if len(symbols) > 255:
+        return None
+    table = np.zeros(0x110000, dtype=np.uint8)
+    for c, i in symbols.items():
+        table[ord(c)] = i
+    codes = np.frombuffer(folded_text.encode("utf-32-le"), dtype=np.uint32)
+    return bytes(table[ord(c)] for c in folded_quote), table[codes].tobytes()
+
+
+def _edlib_k(q: bytes, t: bytes, k: int) -> int:
+    return edlib.align(q, t, mode="HW", task="distance", k=k)["editDistance"]
+
+
+def _agrees(found: object, distance: int) -> str:
+    """Attest found a span exactly when edlib found one within k (its distance: -1 for none).
+
+    edlib's k bounds the edits only: at a low threshold its best span may lie within
+    k edits yet score under the threshold (``1 - d / max(m, L)``), which Attest
+    answers with none; such a row says so instead of "yes".
+    """
+    attest_found = getattr(found, "match", "none") != "none"
+    if attest_found == (distance >= 0):
+        return "yes"
+    return "within k, scores below t" if distance >= 0 else "NO"
+
+
+def _answer(found: object) -> str:
+    if isinstance(found, str):
+        return found
+    if found.match == "none":
+        return "none"
+    return f"{found.match} {found.score} at {found.start}-{found.end}"
+
+
+_HEADER = (
+    "| page | quote | edits | threshold | k | Attest | edlib(k) | vs edlib(k) | rapidfuzz "
+    "| vs rapidfuzz | Attest's answer | edlib(k) distance | same found |"
+)
+
+
+def _cell(text: str, quote: str, threshold: float, rounds: int) -> tuple[dict, int]:
+    """One cell: Attest, edlib with the threshold's k and rapidfuzz with its cutoff, interleaved."""
+    k = max_edits(len(quote), threshold)
+    contenders: dict[str, Callable[[], object]] = {
+        "attest": lambda: _refused_or(lambda: match_quote(text, quote, threshold=threshold)),
+        "rapidfuzz": lambda: fuzz.partial_ratio_alignment(
+            quote, text, processor=str.casefold, score_cutoff=threshold * 100
+        ),
+    }
+    inputs = edlib_inputs(text, quote)
+    if inputs is not None:
+        contenders["edlib"] = lambda: _edlib_k(*inputs, k)
+    return interleaved(contenders, rounds=rounds), k
+
+
+def _row(size: int, length: int, edits: str, threshold: float, got: dict, k: int) -> str:
+    a, r, found = got["attest"][0], got["rapidfuzz"][0], got["attest"][1]
+    if "edlib" in got:
+        e, distance = got["edlib"]
+        edlib_cells = f"{e:.2f} | {e / a:.2f}x"
+        tail = f"{distance} | {_agrees(found, distance)}"
+    else:
+        edlib_cells, tail = "n/a (> 255 symbols) | n/a", "n/a | n/a"
+    return (
+        f"| {_size(size)} | {length} | {edits} | {threshold} | {k} | {a:.2f} | {edlib_cells} "
+        f"| {r:.2f} | {r / a:.1f}x | {_answer(found)} | {tail} |"
+    )
 
 
 def fuzzy_grid(kind: str, sizes: tuple[int, ...]) -> dict[tuple[int, int, float], float]:
-    """The grid of page sizes, quote lengths and edit rates; Attest's medians by cell."""
+    """Present quotes (0/5/15 % edits) at thresholds 0.9 and 0.8; Attest's medians at 0.9."""
     ours: dict[tuple[int, int, float], float] = {}
     print(
-        f"\nFuzzy, {kind} text, threshold 0.9 (ms of thread CPU time, medians of {ROUNDS} "
-        "interleaved "
-        "rounds; ratios: the other tool's time over Attest's)\n"
+        f"\nFuzzy, {kind}, present quotes (ms of thread CPU time, medians of {ROUNDS} "
+        "interleaved rounds; ratios: the other tool's time over Attest's)\n"
     )
-    print(
-        "| page | repeated 30-char windows | quote | edits | Attest | rapidfuzz "
-        '`partial_ratio_alignment` | edlib `align(mode="HW")` | vs edlib | vs rapidfuzz '
-        "| Attest's answer | edlib distance |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(_HEADER)
+    print("|---" * 13 + "|")
     for size in sizes:
         text = _page(kind, size)
-        share = repeated_share(text)
         for length in QUOTES:
             for rate in EDIT_RATES:
                 quote = _quote(text, length, rate, kind)
-                contenders = {
-                    "attest": lambda q=quote, t=text: match_quote(t, q),
-                    "rapidfuzz": lambda q=quote, t=text: fuzz.partial_ratio_alignment(q, t),
-                }
-                if kind == "latin":  # edlib takes at most 256 distinct symbols
-                    contenders["edlib"] = lambda q=quote, t=text: edlib.align(q, t, mode="HW")
-                got = interleaved(contenders)
-                a, r = got["attest"][0], got["rapidfuzz"][0]
-                e, distance = got.get("edlib", (None, {"editDistance": "n/a"}))
-                found = got["attest"][1]
-                ours[(size, length, rate)] = a
-                versus_edlib = f"{e:.2f} | {e / a:.1f}x" if e else "n/a (> 256 symbols) | n/a"
-                print(
-                    f"| {_size(size)} | {share:.1%} | {length} | {rate:.0%} | {a:.2f} | {r:.2f} "
-                    f"| {versus_edlib} | {r / a:.1f}x | {found.match} {found.score} "
-                    f"at {found.start}-{found.end} | {distance['editDistance']} |"
-                )
+                for threshold in THRESHOLDS:
+                    got, k = _cell(text, quote, threshold, ROUNDS)
+                    if threshold == THRESHOLDS[0]:
+                        ours[(size, length, rate)] = got["attest"][0]
+                    print(_row(size, length, f"{rate:.0%}", threshold, got, k), flush=True)
     return ours
+
+
+def absent_grid(kind: str, sizes: tuple[int, ...]) -> None:
+    """Quotes from text after the page, at thresholds 0.9, 0.8 and 0.5."""
+    print(
+        f"\nFuzzy, {kind}, absent quotes (ms of thread CPU time, medians of {ABSENT_ROUNDS} "
+        "interleaved rounds)\n"
+    )
+    print(_HEADER)
+    print("|---" * 13 + "|")
+    for size in sizes:
+        text = _page(kind, size)
+        for length in QUOTES:
+            quote = _absent(kind, size, length)
+            for threshold in (*THRESHOLDS, 0.5):
+                got, k = _cell(text, quote, threshold, ABSENT_ROUNDS)
+                print(_row(size, length, "absent", threshold, got, k), flush=True)
 
 
 def per_megabyte(ours: dict[tuple[int, int, float], float]) -> None:
     """Slope of Attest's time over page size: what each extra megabyte costs."""
-    print("\nPer-megabyte cost of Attest's fuzzy match ((5 MB time - 100 KB time) / 4.9 MB)\n")
+    print("\nPer-megabyte cost of Attest's fuzzy match at 0.9 ((5 MB - 100 KB) / 4.9 MB)\n")
     print("| quote | edits | ms per MB |")
     print("|---|---|---|")
     for length in QUOTES:
@@ -136,60 +242,11 @@ def per_megabyte(ours: dict[tuple[int, int, float], float]) -> None:
             print(f"| {length} | {rate:.0%} | {slope:.2f} |")
 
 
-def absent_rows() -> None:
-    print("\nAbsent 1,000-character quote on 1 MB (ms of thread CPU time, medians of 5)\n")
-    print('| text | threshold | Attest | edlib `align(mode="HW")` | answer |')
-    print("|---|---|---|---|---|")
-    for kind in ("latin", "cjk"):
-        text = _page(kind, MB)
-        other = english_prose(MB + 20_000)[MB:] if kind == "latin" else chinese_text(20_000, 9)
-        absent = other[5_000:6_000]
-        assert absent not in text
-        for threshold in (0.9, 0.7, 0.5):
-            contenders = {
-                "attest": lambda t=text, q=absent, th=threshold: _refused_or(
-                    lambda: match_quote(t, q, threshold=th)
-                )
-            }
-            if kind == "latin":
-                contenders["edlib"] = lambda t=text, q=absent: edlib.align(q, t, mode="HW")
-            got = interleaved(contenders, rounds=5)
-            edlib_ms = f"{got['edlib'][0]:.1f}" if "edlib" in got else "n/a (> 256 symbols)"
-            answer = got["attest"][1]
-            print(
-                f"| {kind} | {threshold} | {got['attest'][0]:.1f} | {edlib_ms} "
-                f"| {answer if isinstance(answer, str) else answer.match} |"
-            )
-
-
 def _refused_or(call: Callable[[], object]) -> object:
     try:
         return call()
     except MatchTooCostly as refused:
         return f"refused: {refused.code} ({refused.reason})"
-
-
-def cjk_against_latin() -> None:
-    """Chinese and English pages of 1 MB, interleaved cell by cell."""
-    fuzzy_grid("cjk", (1 * MB,))
-    latin, cjk = _page("latin", MB), _page("cjk", MB)
-    print(
-        "\nChinese against English, 1 MB each, interleaved (ms of thread CPU time, medians of "
-        f"{ROUNDS})\n"
-    )
-    print("| quote | edits | English | Chinese | Chinese / English |")
-    print("|---|---|---|---|---|")
-    for length in QUOTES:
-        for rate in EDIT_RATES:
-            lq, cq = _quote(latin, length, rate, "latin"), _quote(cjk, length, rate, "cjk")
-            got = interleaved(
-                {
-                    "latin": lambda q=lq: match_quote(latin, q),
-                    "cjk": lambda q=cq: match_quote(cjk, q),
-                }
-            )
-            a, c = got["latin"][0], got["cjk"][0]
-            print(f"| {length} | {rate:.0%} | {a:.2f} | {c:.2f} | {c / a:.2f} |")
 
 
 def exact_rows() -> None:
@@ -237,10 +294,15 @@ def preparation_rows() -> None:
     """HTML text, normalisation and injection flags on a web page, as requests run them.
 
     Timed in the thread's CPU time, which a busy machine inflates far less than wall time.
+    The instruction scan (one Aho-Corasick pass) runs beside the scan it replaced (a
+    ``str.find`` loop per trigger, kept in the tests as the reference).
     """
     print(f"\nEvery request's text preparation (ms of thread CPU time, medians of {ROUNDS})\n")
-    print("| page | visible text | html_text | normalise | injection flags |")
-    print("|---|---|---|---|---|")
+    print(
+        "| page | visible text | html_text | normalise | injection flags | instruction scan "
+        "(one pass) | the find loops before | before / now |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for size in (100 * KB, 1 * MB):
         page = web_page(size)
         read = html_text(page)
@@ -249,18 +311,22 @@ def preparation_rows() -> None:
                 "html_text": lambda p=page: html_text(p),
                 "normalise": lambda t=read.text: normalise(t),
                 "flags": lambda t=read.text, h=read.hidden_text: injection_flags(t, h),
+                "scan": lambda t=read.text: _has_instructions(t),
+                "old": lambda t=read.text: _old_has_instructions(t),
             },
-            clock=time.thread_time,
+            rounds=3 * ROUNDS,
         )
+        scan, old = got["scan"][0], got["old"][0]
         print(
             f"| {_size(size)} of HTML | {len(read.text):,} characters | "
-            f"{got['html_text'][0]:.2f} | {got['normalise'][0]:.2f} | {got['flags'][0]:.2f} |"
+            f"{got['html_text'][0]:.2f} | {got['normalise'][0]:.2f} | {got['flags'][0]:.2f} "
+            f"| {scan:.2f} | {old:.2f} | {old / scan:.2f}x |"
         )
 
 
 def peak_memory(size: int) -> None:
     text = english_prose(size)
-    quote = _quote(text, 1_000, 0.05, "latin")
+    quote = _quote(text, 1_000, 0.05, "English")
     tracemalloc.start()
     match_quote(text, quote)
     _, fuzzy_peak = tracemalloc.get_traced_memory()
@@ -289,7 +355,7 @@ _HIGH_WATER = (
 def process_rss(size: int) -> None:
     """Peak resident memory of a fresh process that loads a page and matches on it."""
     text = english_prose(size)
-    quote = _quote(text, 1_000, 0.05, "latin")
+    quote = _quote(text, 1_000, 0.05, "English")
     with tempfile.TemporaryDirectory() as tmp:
         page, claim = Path(tmp, "page.txt"), Path(tmp, "quote.txt")
         page.write_text(text, encoding="utf-8")
@@ -319,16 +385,42 @@ def process_rss(size: int) -> None:
     )
 
 
-def main() -> None:
-    latin = fuzzy_grid("latin", SIZES)
-    per_megabyte(latin)
-    cjk_against_latin()
-    absent_rows()
-    exact_rows()
-    passages_rows()
-    preparation_rows()
+def fuzzy() -> None:
+    per_megabyte(fuzzy_grid("English", SIZES))
+    absent_grid("English", SIZES)
+    for kind in ("licences", "CJK"):
+        text = _page(kind, MB)
+        print(f"\n{kind}: {repeated_share(text):.1%} of 1 MB's 30-character windows repeated")
+        fuzzy_grid(kind, (100 * KB, MB))
+        absent_grid(kind, (100 * KB, MB))
+
+
+def memory() -> None:
     peak_memory(5 * MB)
     process_rss(5 * MB)
+
+
+PARTS = {
+    "fuzzy": fuzzy,
+    "absent": lambda: absent_grid("English", SIZES),
+    "present": lambda: per_megabyte(fuzzy_grid("English", SIZES)),
+    "exact": exact_rows,
+    "passages": passages_rows,
+    "preparation": preparation_rows,
+    "memory": memory,
+}
+
+
+def main() -> None:
+    """Every part, or those named in BENCH_MATCHING_PARTS (comma-separated)."""
+    wanted = os.environ.get("BENCH_MATCHING_PARTS", ",".join(PARTS)).split(",")
+    unknown = sorted(set(wanted) - set(PARTS))
+    if unknown:
+        raise SystemExit(f"unknown BENCH_MATCHING_PARTS {unknown}; have {sorted(PARTS)}")
+    print(f"load average at the start: {os.getloadavg()}")
+    for name in wanted:
+        PARTS[name]()
+    print(f"load average at the end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -9,21 +9,35 @@ text repetitive: the share of repeated 30-character windows stays near that
 of a single real document. Every figure states that share
 (``repeated_share``).
 
-Chinese: no Chinese prose of megabytes ships here, so characters are drawn
-from a Zipf-Mandelbrot distribution over 3,500 characters (weight
-``1 / (rank + 3)``: the commonest character is 3.6 % of the text, the top 100
-49 %, the top 1,000 82 %, close to real Chinese), with a full stop or a comma
-after 8 to 25 characters.
+Licences and package documents (``licence_prose``): the licence texts under
+``/usr/share/common-licenses``, the Debian packages' copyright files, then
+their other documents under ``/usr/share/doc`` (READMEs, NEWS, changelogs),
+kept paragraph by paragraph under the same rule when a paragraph reads as
+sentences (letters and spaces, few slashes): text neither the manual pages nor
+the docstrings resemble. Only about 136,000 characters of it are licences.
+
+Real Chinese and Japanese (``cjk_prose``): the translated manual pages under
+``/usr/share/man/{zh_CN,zh_TW,ja}`` and the translated messages of the
+programs' catalogues under ``/usr/share/locale/{zh_CN,zh_TW,zh_Hans,zh_Hant,
+zh_HK,ja}`` (``.mo`` files, read with ``gettext``), each kept when at least a
+third of its characters are CJK and most of its windows are new; about 1.3
+million characters in all, so CJK figures stop at 1 MB.
+
+Generated Chinese (``chinese_text``, the earlier benchmarks' text, kept for
+the numbers that compare with them): characters drawn from a Zipf-Mandelbrot
+distribution over 3,500 characters (weight ``1 / (rank + 3)``), with a full
+stop or a comma after 8 to 25 characters.
 """
 
 from __future__ import annotations
 
 import ast
+import gettext
 import gzip
 import random
 import re
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -40,8 +54,8 @@ _ROFF_ESCAPE = re.compile(
 _PARAGRAPH_BREAKS = (".PP", ".SH", ".SS", ".TP", ".IP", ".LP", ".P ", ".sp", ".HP")
 
 
-def _man_paragraphs() -> Iterator[str]:
-    for path in sorted(MAN_ROOT.glob("man[1-8]/*.gz")):
+def _man_paragraphs(root: Path = MAN_ROOT) -> Iterator[str]:
+    for path in sorted(root.glob("man[1-8]/*.gz")):
         try:
             source = gzip.decompress(path.read_bytes()).decode("utf-8")
         except (OSError, UnicodeDecodeError, EOFError):
@@ -118,6 +132,93 @@ def english_prose(size: int) -> str:
         if total >= size:
             return " ".join(kept)[:size]
     raise RuntimeError(f"only {total:,} characters of prose found, {size:,} wanted")
+
+
+def _kept(sources: Iterator[str], size: int, keep: Callable[[str], bool], joiner: str = " ") -> str:
+    """Normalised paragraphs that ``keep`` accepts and that are mostly new, up to ``size``."""
+    seen: set[int] = set()
+    kept: list[str] = []
+    total = 0
+    for paragraph in sources:
+        text = normalise(paragraph).text
+        if not keep(text):
+            continue
+        hashes = set(_window_hashes(text).tolist())
+        if len(hashes & seen) > 0.02 * len(hashes):
+            continue
+        seen |= hashes
+        kept.append(text)
+        total += len(text) + len(joiner)
+        if total >= size:
+            return joiner.join(kept)[:size]
+    raise RuntimeError(f"only {total:,} characters of text found, {size:,} wanted")
+
+
+def _licence_paragraphs() -> Iterator[str]:
+    doc = Path("/usr/share/doc")
+    paths = [*sorted(Path("/usr/share/common-licenses").iterdir())]
+    paths += sorted(doc.glob("*/copyright"))
+    # Then the packages' other plain-text documents: READMEs, NEWS, changelogs.
+    paths += sorted(p for p in doc.rglob("*") if p.is_file() and p.name != "copyright")
+    for path in paths:
+        try:
+            raw = path.read_bytes()
+            source = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+            continue
+        for block in re.split(r"\n\s*\n", source):
+            # Debian's machine-readable headers ("Files:", "Copyright:") are not prose.
+            lines = [ln.strip() for ln in block.splitlines() if not re.match(r"^[A-Z][\w-]*:", ln)]
+            text = " ".join(ln for ln in lines if ln and ln != ".")
+            if text:
+                yield text
+
+
+@cache
+def licence_prose(size: int) -> str:
+    """``size`` characters of the machine's licence texts (see the module docstring)."""
+    return _kept(_licence_paragraphs(), size, _is_legal_prose)
+
+
+def _is_legal_prose(text: str) -> bool:
+    """Sentences, not the file lists and copyright-holder lists copyright files also hold."""
+    if len(text) < 200 or not text.isascii() or text.count("/") > len(text) / 200:
+        return False
+    return (
+        sum(c.isalpha() or c == " " for c in text) >= 0.9 * len(text)
+        and repeated_share(text) < 0.05
+    )
+
+
+_CJK_LOCALES = ("zh_CN", "zh_TW", "zh_Hans", "zh_Hant", "zh_HK", "ja")
+
+
+def _catalogue_messages() -> Iterator[str]:
+    for locale in _CJK_LOCALES:
+        for path in sorted(Path("/usr/share/locale", locale, "LC_MESSAGES").glob("*.mo")):
+            try:
+                with path.open("rb") as handle:
+                    catalogue = gettext.GNUTranslations(handle)._catalog
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            for key in sorted(catalogue, key=str):
+                value = catalogue[key]
+                if key and isinstance(value, str):  # the empty key is the catalogue's header
+                    yield value
+
+
+def _cjk_share(text: str) -> float:
+    return sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff") / len(
+        text
+    )
+
+
+@cache
+def cjk_prose(size: int) -> str:
+    """``size`` characters of real Chinese and Japanese text (see the module docstring)."""
+    manuals = (p for root in ("zh_CN", "zh_TW", "ja") for p in _man_paragraphs(MAN_ROOT / root))
+    sources = (p for source in (manuals, _catalogue_messages()) for p in source)
+    return _kept(sources, size, lambda t: len(t) >= 8 and _cjk_share(t) >= 1 / 3)
 
 
 @cache

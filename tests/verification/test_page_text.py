@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 
 from bench.bench_pdf import pypdf_text
@@ -13,7 +14,7 @@ from verification.engine.classify import ADVICE, CONTENT_KINDS, classify_html
 from verification.engine.doi import FoundDoi, clean_doi, find_doi
 from verification.engine.html_text import MAX_TITLE_CHARS, decode_html, html_text
 from verification.engine.injection import injection_flags
-from verification.engine.pdf_text import PdfUnreadable, pdf_text
+from verification.engine.pdf_text import BOX_TOLERANCE, PdfUnreadable, _page_text, pdf_text
 
 
 def _words(text: str) -> str:
@@ -496,6 +497,50 @@ def test_every_line_inside_each_visible_page_box_is_read_with_its_page():
             assert line not in read.text, (number, line)
     # pypdf's own reader (bench/bench_pdf.py) sees the same text in the same boxes.
     assert _words(pypdf_text(data)) == _words(read.text)
+
+
+def _helper_page_text(document, index: int) -> str:
+    """pypdfium2's own helpers, as pdf_text read a page before it called PDFium directly."""
+    page = document[index]
+    try:
+        x0, y0, x1, y1 = page.get_bbox()
+        textpage = page.get_textpage()
+        try:
+            return textpage.get_text_bounded(
+                min(x0, x1) - BOX_TOLERANCE,
+                min(y0, y1) - BOX_TOLERANCE,
+                max(x0, x1) + BOX_TOLERANCE,
+                max(y0, y1) + BOX_TOLERANCE,
+            )
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+
+
+_TRUETYPE = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+@pytest.mark.parametrize("kind", ["boxes", "outside", "truetype", "empty"])
+def test_direct_pdfium_calls_read_the_same_text_as_pypdfium2s_helpers(kind):
+    if kind == "boxes":
+        data = laid_out_pdf([layout for layout, _, _ in _LAYOUTS], tree_mediabox=A4)
+    elif kind == "outside":
+        data = text_pdf([["Inside the page", "second line"]] * 3, outside={1: "Beyond the edge"})
+    elif kind == "truetype":
+        if not _TRUETYPE.exists():
+            pytest.skip(f"{_TRUETYPE} is not installed")
+        data = text_pdf(
+            [["Caf\u00e9 na\u00efve \u2014 \u201cquoted\u201d", "x"]], font_file=_TRUETYPE
+        )
+    else:
+        data = text_pdf([[]])
+    document = pdfium.PdfDocument(data)
+    try:
+        for index in range(len(document)):
+            assert _page_text(document, index) == _helper_page_text(document, index), index
+    finally:
+        document.close()
 
 
 def test_a_crop_box_inherited_from_the_page_tree_hides_what_lies_outside_it():

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from functools import cache
 
+import ahocorasick
 import numpy as np
 
 from attest_core.codepoints import codepoints
@@ -32,7 +33,8 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 # Every phrase above contains one of these; the regex runs only near them, so a
-# 10 MB page costs a few substring scans rather than a regex at every position.
+# 10 MB page costs one Aho-Corasick pass over the lowered text (every occurrence
+# of every trigger, overlapping ones included) rather than a regex at every position.
 _TRIGGERS = (
     "ignore",
     "disregard",
@@ -55,15 +57,30 @@ _WINDOW = 160
 _MAX_HITS = 2000
 
 
-def _has_instructions(text: str) -> bool:
-    lowered = text.lower()
-    hits: list[int] = []
+@cache
+def _trigger_automaton() -> ahocorasick.Automaton:
+    automaton = ahocorasick.Automaton()
     for trigger in _TRIGGERS:
-        at = lowered.find(trigger)
-        while at != -1 and len(hits) < _MAX_HITS:
-            hits.append(at)
-            at = lowered.find(trigger, at + 1)
-    windows = sorted((max(0, at - _WINDOW), at + _WINDOW) for at in hits)
+        automaton.add_word(trigger, len(trigger) - 1)  # the value: end index minus start
+    automaton.make_automaton()
+    return automaton
+
+
+_trigger_automaton()  # built at import, so that no request pays for it
+
+
+def _trigger_starts(lowered: str) -> list[int]:
+    """Where each trigger occurs in ``lowered``, in text order, at most ``_MAX_HITS``."""
+    hits: list[int] = []
+    for end, back in _trigger_automaton().iter(lowered):
+        hits.append(end - back)
+        if len(hits) == _MAX_HITS:
+            break
+    return hits
+
+
+def _has_instructions(text: str) -> bool:
+    windows = sorted((max(0, at - _WINDOW), at + _WINDOW) for at in _trigger_starts(text.lower()))
     # Overlapping windows are searched as one stretch first: no match in the
     # stretch means none in any of its windows, which is the usual answer.
     group: list[tuple[int, int]] = []

@@ -494,6 +494,25 @@ class _GramFilter:
         return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
+# A filter is built over the whole page only if, on its first stretch, it keeps
+# less than this share: else it would cost a pass and leave the page to align.
+_PROBE_CHARS = 1 << 16
+_PROBE_KEPT = 0.9
+
+
+def _may_narrow(t_codes: np.ndarray, aligner: _Aligner, g: int, step: int, d: int) -> bool:
+    """Whether the (g, step) filter keeps less than ``_PROBE_KEPT`` of the page's first stretch.
+
+    Only work depends on this: skipping a filter leaves more text to align, never
+    less, so the answer is the same either way.
+    """
+    probe = min(len(t_codes) // 8, _PROBE_CHARS)
+    if probe < 4 * (aligner.m + d):
+        return True
+    kept = _GramFilter(t_codes[:probe], aligner.q_codes, g, step).regions(aligner.m, d)
+    return kept is None or sum(hi - lo for lo, hi in kept) < _PROBE_KEPT * probe
+
+
 def _needed_hits(m: int, d: int, g: int, step: int) -> int:
     """Sampled quote grams every span within ``d`` edits of an ``m``-character quote holds."""
     return (m - d - g + 1) // step - d
@@ -764,6 +783,8 @@ def best_fuzzy_span(
     for g, step in sizes:
         if _needed_hits(m, d, g, step) < 1:
             continue  # too many edits allowed for grams this long to bound anything
+        if (g, step) != (first.g, first.step) and not _may_narrow(t_codes, aligner, g, step, d):
+            continue  # on a sample of the page this filter kept nearly everything
         gram_filter = (
             first
             if (g, step) == (first.g, first.step)

@@ -11,10 +11,12 @@ whichever engine draws the text.
 from __future__ import annotations
 
 import bisect
+import ctypes
 import io
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from pypdf import PdfReader, apply_configuration
 from pypdf.errors import PdfReadError, PyPdfError
 from pypdf.generic import ArrayObject
@@ -69,24 +71,53 @@ def _page_text(document: pdfium.PdfDocument, index: int) -> str:
 
     The visible box is the effective CropBox clipped to the effective MediaBox, each
     inherited from the page tree when the page lacks its own (PDF 32000 §7.7.3.4).
-    ``get_bbox`` (FPDF_GetPageBoundingBox) answers that; ``get_cropbox`` reads only the
-    page's own dictionary and falls back to US Letter, which cut the top of A4 pages.
+    ``FPDF_GetPageBoundingBox`` answers that; ``get_cropbox`` reads only the page's own
+    dictionary and falls back to US Letter, which cut the top of A4 pages.
+
+    PDFium's C calls are made directly, with one ``FPDFText_GetBoundedText`` call into
+    a buffer sized from the page's character count: pypdfium2's ``get_text_bounded``
+    makes that call twice (once to size its buffer, and each call tests every
+    character's box) and wraps each page and text page in objects with finalizers,
+    which together cost more than pypdf's limit checks (``bench/bench_pdf.py``).
     """
-    page = document[index]
+    page = pdfium_c.FPDF_LoadPage(document.raw, index)
+    if not page:
+        raise pdfium.PdfiumError(f"Failed to load page {index + 1}.")
     try:
-        x0, y0, x1, y1 = page.get_bbox()
-        textpage = page.get_textpage()
+        box = pdfium_c.FS_RECTF()
+        if not pdfium_c.FPDF_GetPageBoundingBox(page, box):
+            raise pdfium.PdfiumError(f"Failed to get the bounding box of page {index + 1}.")
+        textpage = pdfium_c.FPDFText_LoadPage(page)
+        if not textpage:
+            raise pdfium.PdfiumError(f"Failed to load the text of page {index + 1}.")
         try:
-            return textpage.get_text_bounded(
-                min(x0, x1) - BOX_TOLERANCE,
-                min(y0, y1) - BOX_TOLERANCE,
-                max(x0, x1) + BOX_TOLERANCE,
-                max(y0, y1) + BOX_TOLERANCE,
-            )
+            return _bounded_text(textpage, box)
         finally:
-            textpage.close()
+            pdfium_c.FPDFText_ClosePage(textpage)
     finally:
-        page.close()
+        pdfium_c.FPDF_ClosePage(page)
+
+
+def _bounded_text(textpage, box) -> str:
+    """The text page's characters inside ``box`` widened by the tolerance, in one call."""
+    # A character is at most two UTF-16 code units; one more for a terminating NUL.
+    size = 2 * max(pdfium_c.FPDFText_CountChars(textpage), 0) + 1
+    buffer = (ctypes.c_ushort * size)()
+    written = pdfium_c.FPDFText_GetBoundedText(
+        textpage,
+        min(box.left, box.right) - BOX_TOLERANCE,
+        max(box.top, box.bottom) + BOX_TOLERANCE,
+        max(box.left, box.right) + BOX_TOLERANCE,
+        min(box.top, box.bottom) - BOX_TOLERANCE,
+        buffer,
+        size,
+    )
+    if written <= 0:
+        return ""
+    # PDFium counts the terminating NUL it copied, when it copied one.
+    if written <= size and buffer[written - 1] == 0:
+        written -= 1
+    return ctypes.string_at(buffer, 2 * written).decode("utf-16-le", errors="ignore")
 
 
 def pdf_text(data: bytes) -> PdfText:
@@ -114,8 +145,36 @@ def pdf_text(data: bytes) -> PdfText:
             document.close()
 
 
+_READ_ERRORS = (
+    PdfReadError,
+    PyPdfError,
+    pdfium.PdfiumError,
+    ValueError,
+    KeyError,
+    TypeError,
+    LookupError,
+)
+
+
+def _pages_to_skip(reader: PdfReader, count: int) -> set[int]:
+    """Indexes of the first ``count`` pages whose content stream is over the limit or unreadable.
+
+    One pypdf pass before PDFium reads any page: interleaving pypdf's page parsing
+    with PDFium's page by page cost about a tenth more time than the two passes.
+    """
+    skip: set[int] = set()
+    for index in range(count):
+        try:
+            if _content_size(reader.pages[index]) > MAX_CONTENT_STREAM_BYTES:
+                skip.add(index)
+        except _READ_ERRORS:
+            skip.add(index)
+    return skip
+
+
 def _read_pages(reader: PdfReader, document: pdfium.PdfDocument, count: int) -> PdfText:
     result = PdfText(text="", page_count=count)
+    skip = _pages_to_skip(reader, min(count, MAX_PAGES))
     chunks: list[str] = []
     length = 0
     for index in range(min(count, MAX_PAGES)):
@@ -127,18 +186,10 @@ def _read_pages(reader: PdfReader, document: pdfium.PdfDocument, count: int) -> 
             length += 1
         result.page_starts.append(length)
         try:
-            if _content_size(reader.pages[index]) > MAX_CONTENT_STREAM_BYTES:
-                raise ValueError("content stream over the limit")
+            if index in skip:
+                raise ValueError("content stream over the limit or unreadable")
             text = _page_text(document, index)
-        except (
-            PdfReadError,
-            PyPdfError,
-            pdfium.PdfiumError,
-            ValueError,
-            KeyError,
-            TypeError,
-            LookupError,
-        ):
+        except _READ_ERRORS:
             result.skipped_pages.append(index + 1)
             text = ""
         text = text[: MAX_CHARS - length]

@@ -18,7 +18,10 @@ from verification.engine.match import (
     MatchTooCostly,
     WorkBudget,
     _align_any_alphabet,
+    _Aligner,
+    _Haystack,
     _may_fold,
+    _may_narrow,
     context_window,
     match_quote,
     max_edits,
@@ -471,3 +474,32 @@ def test_a_cjk_page_folds_its_few_latin_and_greek_letters() -> None:
     for quote, span in (("σίσυφος", "ΣΊΣΥΦΟΣ"), ("STRASSE", "Straße"), ("àéî", "ÀÉÎ")):
         result = match_quote(page, quote, mode="exact")
         assert page[result.start : result.end] == span
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_a_filter_that_would_keep_the_whole_page_is_skipped_with_the_same_answer(present) -> None:
+    # At threshold 0.8 a 1,000-character quote allows 250 edits: only the 2-gram
+    # filter can bound anything, and on prose its grams are everywhere. It is
+    # skipped (a probe of the page's start keeps nearly all of it), and the page
+    # is aligned whole: the answer is still a full alignment's.
+    text = _words_text(60_000, seed=11)  # about 360,000 characters
+    quote = _edit(text[180_000:181_000], 150, seed=12) if present else _words_text(170, 13)[:1000]
+    threshold = 0.8
+    k = max_edits(len(quote), threshold)
+    hay = _Haystack(text, False)
+    aligner = _Aligner(hay.codes, quote.casefold())
+    assert not _may_narrow(hay.codes, aligner, 2, 2, k)
+    result = match_quote(text, quote, threshold=threshold)
+    full = best_fuzzy_span_reference(hay.codes, quote.casefold(), k)
+    if present:
+        assert result.match == "fuzzy"
+        assert Levenshtein.distance(quote, text[result.start : result.end]) == full
+        assert result.start < 181_000 and result.end > 180_000
+    else:
+        assert (full, result.match) == (None, "none")
+
+
+def best_fuzzy_span_reference(t_codes: np.ndarray, quote: str, k: int) -> int | None:
+    """The fewest edits of any span within k: one edlib pass over the whole page."""
+    found = edlib.align(quote.encode("ascii"), t_codes.tobytes(), mode="HW", k=k)
+    return None if found["editDistance"] < 0 else found["editDistance"]

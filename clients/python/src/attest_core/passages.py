@@ -52,6 +52,7 @@ words the passage lacks, in the claim's order and spelling, at most 20.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from bisect import bisect_right
@@ -161,6 +162,12 @@ def _stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
+def _word_key(word: str) -> str | None:
+    """The key ``_token`` gives a word: None for a stop word, else its stem (cached)."""
+    lower = word.lower()
+    return None if lower in STOP_WORDS else _stem(lower)
+
+
 def _number_key(token: str) -> str:
     """A number's value as text: ``1,000`` -> ``1000``, ``12.0`` -> ``12``, ``012`` -> ``12``."""
     if _THOUSANDS_RE.fullmatch(token):
@@ -188,7 +195,7 @@ def _token(m: re.Match[str]) -> _Token:
     if kind == "word":
         lower = text.lower()
         negation = lower in NEGATIONS or lower.endswith("n't")
-        key = None if lower in STOP_WORDS else _stem(lower)
+        key = _word_key(text)
         return _Token(m.start(), m.end(), text, key, None, negation)
     if kind == "num":
         number = _number_key(text)
@@ -417,27 +424,36 @@ def split_units(text: str) -> list[tuple[int, int]]:
             starts[i] = s + int(solid[0]) if len(solid) else e
     keep = starts < ends
     starts, ends = starts[keep], ends[keep]
-    words = _count_within(_positions(codes, lambda c: c == 32), starts, ends)
+    spaces = _positions(codes, lambda c: c == 32)
+    words = _count_within(spaces, starts, ends)
     slow = words >= MAX_WORDS_PER_UNIT
+    cjk = np.zeros(len(starts), dtype=bool)
     if has_cjk:
-        slow |= _count_within(_positions(codes, _is_cjk), starts, ends) > 0
+        cjk = _count_within(_positions(codes, _is_cjk), starts, ends) > 0
+    if not (slow | cjk).any():
+        return list(zip(starts.tolist(), ends.tolist(), strict=True))
+    # Long sentences without CJK are cut at their spaces, a batch at a time in numpy;
+    # the page's spaces are let go before the page's units are listed.
+    cuts: dict[int, list[tuple[int, int]]] = {}
+    long = np.flatnonzero(slow & ~cjk)
+    for batch in _batches(words[long]):
+        cuts.update(_cut_at_spaces(spaces, long[batch], starts, ends))
+    special = np.flatnonzero(slow | cjk).tolist()
+    del spaces, words, slow, cjk, long
     pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
-    if not slow.any():
-        return pairs
     units: list[tuple[int, int]] = []
     done = 0
-    for i in np.flatnonzero(slow).tolist():
+    for i in special:
         units.extend(pairs[done:i])
-        start, end = pairs[i]
-        if has_cjk and _CJK_RE.search(text, start, end):
-            words = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
-            units.extend(
-                (words[j][0], words[min(j + MAX_WORDS_PER_UNIT, len(words)) - 1][1])
-                for j in range(0, len(words), MAX_WORDS_PER_UNIT)
-            )
+        if i in cuts:
+            units.extend(cuts[i])
         else:
-            spaces = np.flatnonzero(codes[start:end] == 32) + start
-            units.extend(_cut_at_spaces(spaces, start, end))
+            start, end = pairs[i]
+            found = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
+            units.extend(
+                (found[j][0], found[min(j + MAX_WORDS_PER_UNIT, len(found)) - 1][1])
+                for j in range(0, len(found), MAX_WORDS_PER_UNIT)
+            )
         done = i + 1
     units.extend(pairs[done:])
     return units
@@ -462,9 +478,75 @@ def _count_within(where: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
     return np.searchsorted(where, ends) - np.searchsorted(where, starts)
 
 
-def _cut_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
-    """``text[start:end]`` cut after every 40th space-separated word (``spaces``: its spaces)."""
-    bounds = np.concatenate(([start - 1], spaces, [end]))
+_CUT_BATCH_WORDS = 1 << 14
+
+
+def _batches(words: np.ndarray) -> list[slice]:
+    """Runs of consecutive sentences of about ``_CUT_BATCH_WORDS`` words in all.
+
+    Cutting works on a few arrays as long as the batch's words: batches keep
+    them small (a longer sentence is a batch of its own).
+    """
+    bounds = [0]
+    total = 0
+    for i, count in enumerate(words.tolist()):
+        if total and total + count > _CUT_BATCH_WORDS:
+            bounds.append(i)
+            total = 0
+        total += count
+    bounds.append(len(words))
+    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
+
+
+def _cut_at_spaces(
+    spaces: np.ndarray, which: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> dict[int, list[tuple[int, int]]]:
+    """Sentences ``which`` (``text[starts[i]:ends[i]]``) cut after every 40th word, at once.
+
+    ``spaces`` holds the page's space positions, sorted. A sentence's words lie
+    between its start, its spaces and its end; empty ones (two spaces) are dropped,
+    and each unit runs from the first to the last character of its 40 words.
+    """
+    if len(which) == 1:
+        i = int(which[0])
+        return {i: _cut_one_at_spaces(spaces, int(starts[i]), int(ends[i]))}
+    first, last = starts[which], ends[which]
+    lo, hi = np.searchsorted(spaces, first), np.searchsorted(spaces, last)
+    inner = hi - lo  # spaces inside each sentence
+    sentence = np.repeat(np.arange(len(which)), inner + 1)  # one row per word
+    first_row = np.concatenate(([0], np.cumsum(inner + 1)[:-1]))
+    rank = np.arange(len(sentence)) - first_row[sentence]  # word index within the sentence
+    # The sentences' spaces, one sentence after another (sentences are disjoint, in order).
+    before = np.concatenate(([0], np.cumsum(inner)[:-1]))
+    space_at = spaces[np.arange(int(inner.sum())) + np.repeat(lo - before, inner)]
+    # The k-th word of a sentence starts after its (k-1)-th space and ends at its k-th.
+    is_first, is_last = rank == 0, rank == inner[sentence]
+    word_starts = np.empty(len(sentence), dtype=np.int64)
+    word_ends = np.empty(len(sentence), dtype=np.int64)
+    word_starts[is_first] = first
+    word_starts[~is_first] = space_at + 1
+    word_ends[is_last] = last
+    word_ends[~is_last] = space_at
+    solid = word_ends > word_starts
+    sentence, word_starts, word_ends = sentence[solid], word_starts[solid], word_ends[solid]
+    counts = np.bincount(sentence, minlength=len(which))
+    first_solid = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.arange(len(sentence)) - first_solid[sentence]
+    heads = np.flatnonzero(rank % MAX_WORDS_PER_UNIT == 0)
+    owner = sentence[heads]
+    tails = np.minimum(heads + MAX_WORDS_PER_UNIT, first_solid[owner] + counts[owner]) - 1
+    cuts: dict[int, list[tuple[int, int]]] = {int(i): [] for i in which.tolist()}
+    index = which.tolist()
+    for j, a, b in zip(owner.tolist(), word_starts[heads].tolist(), word_ends[tails].tolist(),
+                       strict=True):  # fmt: skip
+        cuts[index[j]].append((a, b))
+    return cuts
+
+
+def _cut_one_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
+    """One long sentence cut after every 40th word (``spaces``: the page's spaces)."""
+    inside = spaces[np.searchsorted(spaces, start) : np.searchsorted(spaces, end)]
+    bounds = np.concatenate(([start - 1], inside, [end]))
     word_starts, word_ends = bounds[:-1] + 1, bounds[1:]
     solid = word_ends > word_starts
     word_starts, word_ends = word_starts[solid], word_ends[solid]
@@ -518,11 +600,18 @@ def _claim_hits(text: str, claim: _Claim) -> list[_Token]:
     found: dict[int, _Token] = {}
 
     def take(start: int) -> None:
+        if start in found:
+            return
         m = _TOKEN_RE.match(text, start)
-        if m is not None and start not in found:
-            token = _token(m)
-            if token.key in wanted:
-                found[start] = token
+        if m is None:
+            return
+        # Most words found by their beginning are other words ("internal" for
+        # "interpret"): their key rules them out before a token is made.
+        if m.lastgroup == "word" and _word_key(m.group()) not in wanted:
+            return
+        token = _token(m)
+        if token.key in wanted:
+            found[start] = token
 
     def starts_word(i: int) -> bool:
         return i == 0 or not (
