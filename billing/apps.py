@@ -28,12 +28,19 @@ def load_payment_stack() -> None:
     sys.setrecursionlimit(min(sys.getrecursionlimit(), RECURSION_LIMIT))
 
 
+def prepare_discovery() -> None:
+    """Build every priced route's bazaar extension (billing.discovery), imported here and
+    not at app load: the x402 SDK it needs is a third of a second no command should pay."""
+    from billing.discovery import discovery_prepare
+
+    discovery_prepare()
+
+
 class BillingConfig(AppConfig):
     name = "billing"
 
     def ready(self) -> None:
         from attest.registry import register_serving_hook
-        from billing.discovery import discovery_prepare
 
         register_serving_hook(load_payment_stack)
-        register_serving_hook(discovery_prepare)
+        register_serving_hook(prepare_discovery)

@@ -7,8 +7,11 @@ class VerificationConfig(AppConfig):
 
     def ready(self) -> None:
         from attest.registry import register_serving_hook
-        from attest_core.normalise import prepare
+        from attest_core.normalise import prepare as prepare_normaliser
+        from verification.engine.injection import prepare as prepare_injection_scan
         from verification.pipeline.pages import trim_after_large_pages
 
-        register_serving_hook(prepare)  # the normaliser's tables, before the first request
+        # Tables built from every code point, before the first request (not at import).
+        register_serving_hook(prepare_normaliser)
+        register_serving_hook(prepare_injection_scan)
         request_finished.connect(trim_after_large_pages, dispatch_uid="verification.trim")

@@ -118,7 +118,10 @@ def _format_controls() -> tuple[np.ndarray, list[tuple[int, int]]]:
     return table, wide
 
 
-_format_controls()  # built at import, so that no request pays for it
+def prepare() -> None:
+    """Build the table now: a server calls this before its first request (a scan of every
+    code point), a command that never scans a page does not pay for it at all."""
+    _format_controls()
 
 
 def _invisible_count(text: str) -> int:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import copy
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp import types
+if TYPE_CHECKING:
+    from mcp import types
 
 _CONTENT_KIND = (
     " Read `page.content_kind` before `match`: only `real` is the page's content; on "
@@ -192,6 +193,8 @@ def _document() -> dict[str, Any]:
 @functools.cache
 def mcp_tool(name: str) -> types.Tool:
     """The MCP definition of one tool, built once per process from the OpenAPI document."""
+    from mcp import types  # the SDK's types: imported by the first MCP call, not at start-up
+
     tool, document = BY_NAME[name], _document()
     operation = _operation(document, tool)
     return types.Tool(
