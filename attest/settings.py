@@ -281,6 +281,12 @@ ATTEST_HOST_RATE = request_rate(env, "ATTEST_HOST_RATE", default="120/m")
 # Unpaid requests of one caller IP whose checks before an offer (a host resolved, robots.txt
 # read) may run at once across every process; one more is 429 unpaid_in_flight.
 ATTEST_UNPAID_IN_FLIGHT = bounded_int(env, "ATTEST_UNPAID_IN_FLIGHT", 2, minimum=1, maximum=1000)
+# Seconds between two transparency-log entries of one project's audit chain head, per
+# process (0: after every event). Each entry costs a log append (a few ms); the events since
+# the last one are reported by verify_audit_chain as not yet logged (--log-heads logs them).
+ATTEST_AUDIT_HEAD_INTERVAL = bounded_int(
+    env, "ATTEST_AUDIT_HEAD_INTERVAL", 10, minimum=0, maximum=86_400
+)
 # Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed; empty: the socket address.
 ATTEST_TRUSTED_PROXIES = ip_network_list(env, "ATTEST_TRUSTED_PROXIES")
 

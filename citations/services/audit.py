@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -112,12 +115,32 @@ def audit_record(
             event.hash = event_digest(event, prev_hash=event.prev_hash)
             event.save()
     # Once the event is committed, the chain's head goes into the transparency log: after
-    # the commit, so no ledger transaction holds the log's next index. A crash in
-    # between leaves events past the logged head, which the chain check reports as not yet
-    # logged (and ``verify_audit_chain --log-heads`` logs), never as intact-and-logged.
+    # the commit, so no ledger transaction holds the log's next index; at most once per
+    # ATTEST_AUDIT_HEAD_INTERVAL seconds a project, so a read the ledger audits does not
+    # pay a log append each time. Events past the logged head (that interval's, or a
+    # crash's between commit and append) are reported by the chain check as not yet
+    # logged (and ``verify_audit_chain --log-heads`` logs them), never as intact-and-logged.
     project_id = event.project_id
-    transaction.on_commit(lambda: audit_head_log(project_id=project_id))
+    if _head_due((project_id, project.created_at)):
+        transaction.on_commit(lambda: audit_head_log(project_id=project_id))
     return event
+
+
+# When this process last logged each project's chain head (time.monotonic()), by the
+# project's ID and creation time (an ID alone can come back after a rolled-back one).
+_heads_logged: dict[tuple[int, datetime], float] = {}
+_heads_lock = threading.Lock()
+
+
+def _head_due(project: tuple[int, datetime]) -> bool:
+    """Whether this event's head goes into the log (and mark it so)."""
+    now, interval = time.monotonic(), settings.ATTEST_AUDIT_HEAD_INTERVAL
+    with _heads_lock:
+        last = _heads_logged.get(project)
+        if interval and last is not None and now - last < interval:
+            return False
+        _heads_logged[project] = now
+        return True
 
 
 def audit_head_log(*, project_id: int) -> int | None:

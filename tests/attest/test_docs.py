@@ -378,18 +378,21 @@ def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, 
 
 @pytest.fixture
 def in_process_http():
-    """An httpx client whose transport is this process's WSGI application. The test's
-    database connection stays open across requests, as Django's own test client keeps it."""
+    """An httpx client whose transport is this process's WSGI application."""
     import httpx
     from django.core.handlers.wsgi import WSGIHandler
-    from django.core.signals import request_finished
+    from django.core.signals import request_finished, request_started
     from django.db import close_old_connections
 
+    # As django.test.Client does: both signals would close a connection that is inside the
+    # test's transaction (its autocommit is off), and PostgreSQL's test data with it.
+    request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
         with httpx.Client(transport=httpx.WSGITransport(app=WSGIHandler())) as http:
             yield http
     finally:
+        request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
 
 
@@ -404,6 +407,9 @@ def _run_python(code: str, http) -> tuple[dict, str]:
     return namespace, printed.getvalue().strip()
 
 
+# The raw WSGI handler (not Django's test client) may close the connection between calls,
+# which on PostgreSQL would end a test transaction: these tests commit, as a server would.
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("slug", WITH_EXAMPLES)
 def test_every_example_runs_through_the_python_client_as_the_page_shows(
     api, client, settings, service, in_process_http, monkeypatch, slug
@@ -485,6 +491,7 @@ def test_the_offline_checker_examples_run_as_shown(client, tmp_path, monkeypatch
         _run_commands_as_shown(block, client, tmp_path)
 
 
+@pytest.mark.django_db(transaction=True)
 def test_the_offline_checker_page_checks_with_the_python_client_as_shown(client, in_process_http):
     [block] = _html(client, "/docs/receipt-check").xpath("//*[@data-client='python']")
     code = block.xpath(".//*[@data-code]")[0].text_content()

@@ -16,6 +16,24 @@ from receipts.models import LogLeaf
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def every_head_logged(settings):
+    settings.ATTEST_AUDIT_HEAD_INTERVAL = 0  # after every event, so the tail is all logged
+
+
+def test_heads_are_logged_at_most_once_per_interval(
+    ledger, settings, django_capture_on_commit_callbacks
+):
+    settings.ATTEST_AUDIT_HEAD_INTERVAL = 3600
+    _ingest(ledger, django_capture_on_commit_callbacks, 3)
+    logged = LogLeaf.objects.filter(kind="audit_head", audit_project=ledger.project.pk)
+    # The project's first event logs its head; the next two, within the hour, do not.
+    assert [json.loads(leaf.data)["audit_head"]["seq"] for leaf in logged] == [1]
+    out = StringIO()
+    call_command("verify_audit_chain", ledger.project.name, stdout=out)
+    assert "2 not yet in the transparency log" in out.getvalue()
+
+
 def _ingest(ledger, capture, count: int) -> None:
     for i in range(count):
         with capture(execute=True):  # the head is logged once the event commits

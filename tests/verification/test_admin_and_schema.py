@@ -68,7 +68,7 @@ def test_openapi_documents_verify_quote_and_every_error(api):
 
 
 def test_openapi_lists_every_status_verify_quote_can_answer(api):
-    # 415 is what a form-encoded or text body gets; 402/429/503 come from billing.
+    # 415 is what a form-encoded or text body gets; 402/409/429/503 come from billing.
     schema = api.get("/v1/openapi.json").json()
     responses = schema["paths"]["/v1/verify/quote"]["post"]["responses"]
     assert set(responses) == {
@@ -76,6 +76,7 @@ def test_openapi_lists_every_status_verify_quote_can_answer(api):
         "400",
         "402",
         "403",
+        "409",
         "413",
         "415",
         "422",

@@ -47,6 +47,8 @@ def env(pages: PageServer, signing_keys: str, tmp_path) -> dict[str, str]:
         ATTEST_FETCH_ALLOW=f"127.0.0.1:{pages.port}",
         ATTEST_TRIAL_CALLS_PER_DAY="1000000",
         ATTEST_UNPAID_RATE="100000/m",
+        # One address warms every worker at once; the default bound is held elsewhere.
+        ATTEST_UNPAID_IN_FLIGHT="100",
     )
     if needs_migrate:
         migrate(env)
