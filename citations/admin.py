@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
@@ -25,6 +27,9 @@ from citations.services.audit import audit_chain_first_break
 from citations.services.corrections import retraction_record
 from citations.services.predicates import predicate_check, predicate_declare
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
 
 def _staff(request) -> str:
     return f"staff:{request.user.get_username()}"
@@ -32,7 +37,9 @@ def _staff(request) -> str:
 
 class CredentialInline(ReadOnlyInline):
     model = models.Credential
-    fields = ["prefix", "label", "created_at", "revoked_at"]
+    # Tuples where fields and readonly_fields share one value: the stubs type the two as
+    # different lists, and only the immutable tuple satisfies both.
+    fields = ("prefix", "label", "created_at", "revoked_at")
     readonly_fields = fields
 
 
@@ -80,7 +87,7 @@ class ProjectAdmin(admin.ModelAdmin):
 class CredentialAdmin(ReadOnlyAdmin):
     # Never the secret's hash: only what tells credentials apart.
     list_display = ["prefix", "project", "label", "created_at", "revoked_at"]
-    fields = ["prefix", "project", "label", "created_at", "revoked_at"]
+    fields = ("prefix", "project", "label", "created_at", "revoked_at")
     readonly_fields = fields
     list_filter = ["revoked_at"]
     list_select_related = ["project"]
@@ -146,7 +153,7 @@ class FactVersionInline(ReadOnlyInline):
 
     model = models.FactVersion
     fk_name = "fact"
-    fields = ["seq", "status", "valid", "known", "links"]
+    fields = ("seq", "status", "valid", "known", "links")
     readonly_fields = fields
 
     def get_queryset(self, request):
@@ -173,14 +180,14 @@ class FactVersionInline(ReadOnlyInline):
     def links(self, obj: models.FactVersion) -> str:
         parts = []
         if obj.superseded_by_id:
+            superseded_by, source = obj.superseded_by, obj.supersession_source_observation
+            # A check constraint sets the two together.
+            assert superseded_by is not None and source is not None
             parts.append(
                 format_html(
                     "superseded by {} (message {})",
-                    _admin_link(obj.superseded_by, obj.superseded_by.value),
-                    _admin_link(
-                        obj.supersession_source_observation,
-                        obj.supersession_source_observation.message_id,
-                    ),
+                    _admin_link(superseded_by, superseded_by.value),
+                    _admin_link(source, source.message_id),
                 )
             )
         if obj.retraction_id:
@@ -211,7 +218,7 @@ def quoted_words(evidence: models.Evidence) -> str:
 
 class EvidenceInline(ReadOnlyInline):
     model = models.Evidence
-    fields = [
+    fields = (
         "kind",
         "observation",
         "words",
@@ -221,7 +228,7 @@ class EvidenceInline(ReadOnlyInline):
         "authored_by",
         "created_at",
         "known_until",
-    ]
+    )
     readonly_fields = fields
 
     @admin.display(description="quoted words")
@@ -232,10 +239,14 @@ class EvidenceInline(ReadOnlyInline):
         return super().get_queryset(request).select_related("observation", "fact")
 
 
-def _latest_status():
+def _latest_status() -> Subquery:
     """The status of the fact's latest version: what the ledger believes of it now."""
     latest = models.FactVersion.objects.filter(fact=OuterRef("pk")).order_by("-seq")
     return Subquery(latest.values("status")[:1])
+
+
+class _LatestStatus(TypedDict):
+    latest_status: str | None
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -359,7 +370,7 @@ class FactAdmin(ReadOnlyAdmin):
         return str(obj.pk)[:8]
 
     @admin.display(description="status", ordering="latest_status")
-    def status(self, obj: models.Fact) -> str:
+    def status(self, obj: WithAnnotations[models.Fact, _LatestStatus]) -> str:
         return obj.latest_status or "—"
 
     @admin.display(description="timeline: valid time across, known time up")
@@ -372,7 +383,7 @@ class WebSourceInline(ReadOnlyInline):
     """A web row's page and receipt (the quote shows as the row's quoted words)."""
 
     model = models.WebSource
-    fields = [
+    fields = (
         "url",
         "final_url",
         "route",
@@ -384,7 +395,7 @@ class WebSourceInline(ReadOnlyInline):
         "doi",
         "doi_status",
         "receipt_index",
-    ]
+    )
     readonly_fields = fields
 
 

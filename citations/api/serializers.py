@@ -218,7 +218,9 @@ def _parse_known_at(raw: Any) -> datetime | None:
         )
     try:
         moment.astimezone(UTC)
-        in_range = abs(moment.utcoffset()) <= MAX_OFFSET
+        offset = moment.utcoffset()
+        assert offset is not None  # parse_datetime's tzinfo is a fixed offset
+        in_range = abs(offset) <= MAX_OFFSET
     except OverflowError:
         in_range = False
     if not in_range:
@@ -548,7 +550,9 @@ WEB_ONLY = (
 
 
 class EvidenceOut(serializers.Serializer):
-    source = serializers.ChoiceField(
+    # The metaclass moves declared fields off the class; the stubs instead see these two
+    # fields overriding Field.source and Field.context, hence the ignores below.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
         source="evidence.kind",
         choices=EvidenceKind.values,
         help_text="`message` (extracted from a message), `authored` (an authored record's "
@@ -571,7 +575,9 @@ class EvidenceOut(serializers.Serializer):
     byte_end = serializers.IntegerField(
         source="evidence.byte_end", required=False, help_text="Message evidence only."
     )
-    context = serializers.CharField(required=False, help_text="Message evidence only.")
+    context = serializers.CharField(  # type: ignore[assignment]
+        required=False, help_text="Message evidence only."
+    )
     context_complete = serializers.BooleanField(required=False, help_text="Message evidence only.")
     extractor_version = serializers.CharField(source="evidence.extractor_version")
     authored_by = serializers.CharField(

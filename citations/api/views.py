@@ -18,7 +18,8 @@ from attest.errors import NotFound, RateLimited, client_code
 from attest.ratelimit import rate_limit
 from attest.schema import error_response
 from citations.api import serializers as s
-from citations.auth import CredentialAuthentication, HasProjectCredential
+from citations.auth import CredentialAuthentication, HasProjectCredential, ProjectPrincipal
+from citations.models import Project
 from citations.selectors import INVENTORY_DEFAULT_LIMIT
 from citations.services import (
     MessageIn,
@@ -75,9 +76,13 @@ class LedgerView(APIView):
         super().check_permissions(request)
         # Counted per credential in the shared cache, so every worker sees one budget.
         decision = rate_limit(
-            key=request.user.credential.prefix, rate=settings.ATTEST_LEDGER_RATE, policy=POLICY
+            key=_principal(request).credential.prefix,
+            rate=settings.ATTEST_LEDGER_RATE,
+            policy=POLICY,
         )
-        request.rate_limit_headers = decision.headers()
+        # The stubs give a request no attributes of one's own; Django and DRF let a view
+        # hang them on it (attest/middleware.py does the same with the request ID).
+        request.rate_limit_headers = decision.headers()  # type: ignore[attr-defined]
         if not decision.allowed:
             raise RateLimited(
                 f"Over {decision.limit} requests in {decision.window} seconds for this "
@@ -97,9 +102,10 @@ class LedgerView(APIView):
             response.setdefault(name, value)
         return response
 
-    def caller(self, request: Request) -> tuple:
+    def caller(self, request: Request) -> tuple[Project, str, str]:
         """(project, actor for the audit log, request ID) of an authenticated request."""
-        return request.user.project, request.user.actor, getattr(request, "request_id", "")
+        principal = _principal(request)
+        return principal.project, principal.actor, getattr(request, "request_id", "")
 
     # The audit operation of each method: a refused or failed call is recorded under it.
     operations: dict[str, str] = {}
@@ -117,8 +123,13 @@ class LedgerView(APIView):
         # a throttled call did nothing (recording each one would let a flood fill the log).
         principal = getattr(self.request, "_user", None)
         project = getattr(principal, "project", None)
-        operation = self.operations.get(self.request.method)
-        if project is None or operation is None or isinstance(exc, RateLimited):
+        operation = self.operations.get(self.request.method or "")
+        if (
+            principal is None
+            or project is None
+            or operation is None
+            or isinstance(exc, RateLimited)
+        ):
             return
         try:
             object_ids = self.audited_ids(self.request)
@@ -135,6 +146,13 @@ class LedgerView(APIView):
             )
         except Exception:  # the original error is what the client must see
             logger.exception("could not audit a failed %s", operation)
+
+
+def _principal(request: Request) -> ProjectPrincipal:
+    """The caller of a request HasProjectCredential has admitted."""
+    principal = request.user
+    assert isinstance(principal, ProjectPrincipal)
+    return principal
 
 
 def _uuid_or_nothing(raw: object) -> list[str]:

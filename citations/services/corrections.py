@@ -35,7 +35,7 @@ class FactNotBelieved(AttestError):
 def fact_retract(
     *,
     project: Project,
-    fact_id: str,
+    fact_id: str | uuid.UUID,
     reason: str,
     actor: str,
     replacement: AuthoredStatement | None = None,
@@ -57,7 +57,7 @@ def fact_retract(
 def retraction_record(
     *,
     project: Project,
-    fact_id: str,
+    fact_id: str | uuid.UUID,
     reason: str,
     actor: str,
     replacement: AuthoredStatement | None = None,
@@ -108,7 +108,7 @@ def retraction_record(
     return retraction
 
 
-def _believable_fact(project: Project, fact_id: str) -> Fact:
+def _believable_fact(project: Project, fact_id: str | uuid.UUID) -> Fact:
     fact = (
         Fact.objects.for_project(project)
         .select_related("subject")
@@ -123,6 +123,7 @@ def _believable_fact(project: Project, fact_id: str) -> Fact:
 def _believed_version(fact: Fact) -> FactVersion:
     # Read under the subject lock: a racing retraction or supersession has finished.
     version = FactVersion.objects.filter(fact=fact).order_by("-seq").first()
+    assert version is not None  # a fact is written with its first version
     if version.retraction_id is not None:
         raise AlreadyRetracted(details={"retraction_id": str(version.retraction_id)})
     if version.known_until is not None:

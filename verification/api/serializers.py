@@ -231,7 +231,9 @@ class ResultOutput(AnswerOutput):
         allow_null=True, help_text="Code-point offset, normalised text."
     )
     end = serializers.IntegerField(allow_null=True)
-    context = serializers.CharField(allow_null=True)
+    # The metaclass moves declared fields off the class; the stubs instead see these
+    # fields overriding Field.context and Field.source, hence the ignores.
+    context = serializers.CharField(allow_null=True)  # type: ignore[assignment]
     occurrences = serializers.IntegerField()
     normalised_sha256 = serializers.CharField(allow_null=True)
     pdf_page = serializers.IntegerField(required=False, help_text="1-based, PDFs only.")
@@ -252,7 +254,7 @@ class NoticeOutput(AnswerOutput):
         help_text="retraction, withdrawal, removal, correction, expression_of_concern, ..."
     )
     doi = serializers.CharField(help_text="The notice's own DOI.")
-    source = serializers.CharField(
+    source = serializers.CharField(  # type: ignore[assignment]
         allow_null=True, help_text="Who reported it: publisher or retraction-watch."
     )
     date = serializers.CharField(allow_null=True, help_text="As precise as Crossref gives it.")
@@ -379,7 +381,9 @@ class CitationResultOutput(BatchResultOutput):
     http_status = serializers.IntegerField(allow_null=True)
     content_kind = serializers.ChoiceField(choices=CONTENT_KINDS)
     advice = serializers.CharField()
-    note = None
+    # None takes an inherited declared field away (DRF's documented way); the stubs see
+    # a field typed CharField set to None.
+    note = None  # type: ignore[assignment]
 
 
 class BatchPageOutput(PageOutput):

@@ -1,5 +1,7 @@
 """Recompute each project's audit hash chain and name the first broken link."""
 
+from collections.abc import Iterable
+
 from django.core.management.base import BaseCommand, CommandError
 
 from citations.models import AuditEvent, Project
@@ -26,11 +28,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, project: str | None = None, log_heads: bool = False, **options):
-        projects = Project.objects.order_by("pk")
+        every_project = Project.objects.order_by("pk")
+        projects: Iterable[Project] = every_project
         if project is not None:
-            found = projects.filter(name=project).first()
+            found = every_project.filter(name=project).first()
             if found is None and project.isdigit():
-                found = projects.filter(pk=int(project)).first()
+                found = every_project.filter(pk=int(project)).first()
             if found is None:
                 raise CommandError(f"No project named {project!r}.")
             projects = [found]
