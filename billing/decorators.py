@@ -90,7 +90,7 @@ def _priced_handler(
     admit: Admit | None,
     trial_size: TrialSize | None,
     output: type[Serializer] | None,
-) -> Callable[..., Response]:
+) -> Callable[..., HttpResponseBase]:
     route = priced_route(route_name)
 
     @functools.wraps(handler)
@@ -104,6 +104,7 @@ def _priced_handler(
         paid = bool(payment_header(request.headers))
         if admit is not None and not paid:
             prechecked = admit(request, prechecked, paid=False)
+        assert request.method is not None  # the stubs allow None; a routed request has one
         call = call_admit(
             route=route,
             headers=request.headers,
@@ -150,6 +151,7 @@ def _priced_handler(
         answer = call_settle_paid(call=call, rendered=RenderedAnswer.from_response(response))
         return answer_response(answer, legacy_header=call.payment.legacy_header)
 
+    # The route tags the handler and the view class; no type declares such an attribute.
     priced_handler.priced_route = route  # type: ignore[attr-defined]
     return priced_handler
 
@@ -205,7 +207,7 @@ def priced(
                 )
                 setattr(target, name, wrapped)
         apply_unpaid_limit(target, paid_exempt=True)
-        target.priced_route = priced_route(route_name)
+        target.priced_route = priced_route(route_name)  # type: ignore[attr-defined]
         return target
 
     return decorate

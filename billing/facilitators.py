@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import httpx
 from django.conf import settings
@@ -11,6 +12,9 @@ from x402.http import FacilitatorConfig, HTTPFacilitatorClientSync
 
 from billing.exceptions import FacilitatorUnavailable
 from billing.pricing import MAX_TIMEOUT_SECONDS
+
+if TYPE_CHECKING:
+    from x402 import FacilitatorClientSync
 
 _lock = threading.Lock()
 _servers: dict[tuple[str, str, int], x402ResourceServerSync] = {}
@@ -40,6 +44,7 @@ def resource_server() -> x402ResourceServerSync:
         server = _servers.get(key)
         if server is not None:
             return server
+        client: FacilitatorClientSync
         if settings.X402_FACILITATOR_URL:
             client = HTTPFacilitatorClientSync(
                 FacilitatorConfig(
@@ -49,7 +54,9 @@ def resource_server() -> x402ResourceServerSync:
         else:
             client = build_local_facilitator(settings.X402_NETWORK)
         server = x402ResourceServerSync(client)
-        server.register(settings.X402_NETWORK, ExactEvmServerScheme())
+        # The SDK's own scheme misses its own protocol: it leaves payment_flows an
+        # unannotated dict literal, which mypy does not read as Mapping[str, PaymentFlowConfig].
+        server.register(settings.X402_NETWORK, ExactEvmServerScheme())  # type: ignore[arg-type]
         try:
             server.initialize()
         except FACILITATOR_ERRORS as exc:

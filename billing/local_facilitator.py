@@ -9,6 +9,7 @@ nonce is unused — treats every payer as funded, and records each settlement as
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -93,7 +94,8 @@ class LedgerSigner:
             return self._used(address, args[0], args[1])
         if function_name == "balanceOf":
             return _FUNDED_BALANCE
-        asset = find_default_asset(address, self.network)
+        # As a mapping: the SDK's TypedDict takes only literal keys.
+        asset: Mapping[str, object] | None = find_default_asset(address, self.network)
         if asset and function_name in {"name", "version", "decimals"}:
             return asset[function_name]
         raise NotImplementedError(f"The local facilitator cannot read {function_name}.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import F, Model
+from django.db.models import F
 from django.utils import timezone
 from x402 import PaymentRequirements, ResourceInfo
 from x402.http import encode_payment_required_header
@@ -25,7 +25,9 @@ def route_requirement(route: PricedRoute) -> PaymentRequirements:
     return resource_server().build_payment_requirements(resource_config(price=route.price))[0]
 
 
-def _count(model: type[Model], *, request_id: str, defaults: dict, **keys: str) -> None:
+def _count(
+    model: type[Offer] | type[Refusal], *, request_id: str, defaults: dict, **keys: str
+) -> None:
     """Add one to this minute's row for ``keys``, creating it on the minute's first call."""
     minute = timezone.now().replace(second=0, microsecond=0)
     row, created = model.objects.get_or_create(

@@ -15,10 +15,12 @@ message name a remaining source of the successor instead.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from attest.errors import NotFound
 from citations.extract.extractor import extract
@@ -83,7 +85,7 @@ def erasure_perform(
     return erased
 
 
-def _erase_facts(project: Project, facts, now: datetime) -> int:
+def _erase_facts(project: Project, facts: QuerySet[Fact], now: datetime) -> int:
     """Close belief in ``facts`` and drop their content; their versions keep only times."""
     FactVersion.objects.for_project(project).filter(
         fact__in=facts, known_until__isnull=True
@@ -132,7 +134,7 @@ def _erase_message(
     return Erased(observations=1, facts=erased_facts), fact_ids
 
 
-def _sources(fact_id) -> list[Evidence]:
+def _sources(fact_id: uuid.UUID) -> list[Evidence]:
     return list(
         Evidence.objects.filter(
             fact_id=fact_id, known_until__isnull=True, observation__erased_at__isnull=True
@@ -157,7 +159,11 @@ def _restate_from_remaining_source(fact: Fact) -> None:
 
 
 def _repair_links(
-    project: Project, subject: Subject, observation: Observation, erased: set, now: datetime
+    project: Project,
+    subject: Subject,
+    observation: Observation,
+    erased: set[uuid.UUID],
+    now: datetime,
 ) -> None:
     """Believed versions must not rest on what was erased.
 
@@ -174,6 +180,7 @@ def _repair_links(
         # Follow the chain through erased facts to the first that remains, if any.
         while successor in erased:
             last = FactVersion.objects.filter(fact_id=successor).order_by("-seq").first()
+            assert last is not None  # a fact is written with its first version
             end = last
             successor = last.superseded_by_id
         if successor is None:
@@ -186,6 +193,8 @@ def _repair_links(
                 supersession_source_observation=None,
             )
         else:
+            # The loop ran at least once: version.superseded_by is one of the erased.
+            assert end is not None
             revise(
                 version,
                 now=now,
@@ -197,6 +206,8 @@ def _repair_links(
     for version in believed.filter(supersession_source_observation=observation).exclude(
         superseded_by__in=erased
     ):
+        # A check constraint sets the closing message only with the closing fact.
+        assert version.superseded_by_id is not None
         remaining = _sources(version.superseded_by_id)
         revise(
             version,

@@ -60,12 +60,13 @@ def export_snapshot() -> Iterator[None]:
     if connection.vendor == "sqlite" and not connection.in_atomic_block:
         connection.ensure_connection()
         mode = getattr(connection, "transaction_mode", None)
-        connection.transaction_mode = "DEFERRED"
+        # django-stubs lacks SQLite's transaction_mode (Django 5.1), hence the ignores.
+        connection.transaction_mode = "DEFERRED"  # type: ignore[attr-defined]
         try:
             with transaction.atomic():
                 yield
         finally:
-            connection.transaction_mode = mode
+            connection.transaction_mode = mode  # type: ignore[attr-defined]
         return
     outermost = not connection.in_atomic_block
     with transaction.atomic():
@@ -189,7 +190,7 @@ def _lines(
         yield _line("end", {"counts": counts})
 
 
-def _observations(project: Project, subject) -> Iterator[bytes]:
+def _observations(project: Project, subject: SubjectModel) -> Iterator[bytes]:
     rows = (
         Observation.objects.for_project(project)
         .filter(subject=subject, erased_at__isnull=True)
@@ -231,7 +232,7 @@ def _version_json(version: FactVersion) -> dict:
 
 def _facts(
     project: Project,
-    subject,
+    subject: SubjectModel,
     generations: set[int],
     render_fact: Callable[[FactView], Mapping[str, Any]],
 ) -> Iterator[bytes]:
@@ -291,7 +292,7 @@ def web_source_json(web: WebSource) -> dict:
     }
 
 
-def _evidence(project: Project, subject) -> Iterator[bytes]:
+def _evidence(project: Project, subject: SubjectModel) -> Iterator[bytes]:
     """Evidence with its quote cut from the message by the database, then checked here."""
     rows = (
         Evidence.objects.for_project(project)
@@ -344,7 +345,7 @@ def _evidence(project: Project, subject) -> Iterator[bytes]:
         yield _line("evidence", body)
 
 
-def _retractions(project: Project, subject) -> Iterator[bytes]:
+def _retractions(project: Project, subject: SubjectModel) -> Iterator[bytes]:
     rows = (
         Retraction.objects.for_project(project)
         .filter(fact__subject=subject, fact__erased_at__isnull=True)

@@ -21,6 +21,7 @@ moved evidence closes its row and gets a new one.
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -190,8 +191,8 @@ class _Belief:
     valid_from_inclusive: bool
     valid_until_inclusive: bool
     valid_precision: str
-    superseded_by: object = None  # the pk of the fact that ends it, and of the message
-    supersession_source: object = None  # that said so (pks: a link needs no row read)
+    superseded_by: uuid.UUID | None = None  # the pk of the fact that ends it, and of the
+    supersession_source: uuid.UUID | None = None  # message that said so (no row read)
     sources: list[_Source] = field(default_factory=list)
 
     @classmethod
@@ -414,6 +415,7 @@ class SubjectBatch:
     ) -> list[Change]:
         """The next fact has this value: it began earlier than known (a late message)."""
         successor, containing = placement.successor, placement.containing
+        assert successor is not None  # apply() moves a start only toward a successor
         changes: list[Change] = []
         if containing is not None:
             _close_validity(containing, extraction.valid_from, successor.fact, observation)
@@ -454,6 +456,7 @@ class SubjectBatch:
     def _split_off(self, version: _Belief, ending: tuple, sources: list[_Source]) -> _Belief:
         """Give ``sources`` (restating ``version``'s value later on) a fact of their own."""
         first = sources[0]
+        assert first.asserted_from is not None  # _place() kept restatements with a start
         old = version.fact
         fact = Fact(
             project=self.ctx.project,
@@ -592,8 +595,11 @@ class SubjectBatch:
         ]
         if evidence:
             Evidence.objects.bulk_create(evidence, batch_size=1000)
-            moved = [(s.moved_from, row) for s, row in zip(written, evidence, strict=True)]
-            moved = [(old, new) for old, new in moved if old is not None]
+            moved = [
+                (s.moved_from, row)
+                for s, row in zip(written, evidence, strict=True)
+                if s.moved_from is not None
+            ]
             web_sources_copy([old for old, _ in moved], [new for _, new in moved])
 
 

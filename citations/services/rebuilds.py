@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from attest.errors import AttestError, NotFound
@@ -64,7 +64,7 @@ class SubjectRebuilt:
     admitted: int
 
 
-def _believed(project: Project, subject: Subject):
+def _believed(project: Project, subject: Subject) -> QuerySet[FactVersion]:
     """Believed versions of the subject's extracted facts.
 
     Authored records and facts a client recorded (their evidence names ``authored_by``)
@@ -140,7 +140,7 @@ def _replay(
     batch.flush()
 
 
-def _timeline_order(observations):
+def _timeline_order(observations: QuerySet[Observation]) -> QuerySet[Observation]:
     return observations.order_by("occurred_at", "message_id", "ordinal")
 
 
@@ -371,7 +371,9 @@ def project_rebuild_run(*, generation_id: int) -> dict:
     return {"retired": generation.retired, "admitted": generation.admitted}
 
 
-def rebuild_get(*, project: Project, generation_id: int, actor: str, request_id: str = ""):
+def rebuild_get(
+    *, project: Project, generation_id: int, actor: str, request_id: str = ""
+) -> Generation:
     generation = (
         Generation.objects.for_project(project)
         .filter(pk=generation_id, kind__in=list(KIND_NAMES))

@@ -17,6 +17,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol, cast
 
 from django.core.cache import cache
 from django.db import transaction
@@ -24,6 +25,9 @@ from redis.exceptions import LockError
 
 from verification.engine.pace import PaceState
 from verification.models import CrossrefPace
+
+if TYPE_CHECKING:
+    from redis.lock import Lock
 
 LOCK_KEY = "attest:crossref:lock:v1"
 STATE_KEY = "attest:crossref:pace:v1"
@@ -36,12 +40,20 @@ def _shared_cache() -> bool:
     return callable(getattr(cache, "lock", None))
 
 
+class _LockingCache(Protocol):
+    """What django-redis's cache adds to Django's and this module uses."""
+
+    def lock(self, key: str, *, timeout: float, sleep: float, blocking_timeout: float) -> Lock: ...
+
+
 class _RedisStore:
     def __init__(self) -> None:
-        self._lock = None
+        self._lock: Lock | None = None
 
     def acquire(self, *, lease: float, wait_until: float) -> bool:
-        self._lock = cache.lock(
+        # A cast: django-redis ships no types and the cache is typed as Django's BaseCache;
+        # _shared_cache() chose this store because the cache has lock().
+        self._lock = cast(_LockingCache, cache).lock(
             LOCK_KEY,
             timeout=lease,
             sleep=POLL_SECONDS,
@@ -56,6 +68,7 @@ class _RedisStore:
         cache.set(STATE_KEY, state.to_json(), timeout=None)
 
     def release(self) -> None:
+        assert self._lock is not None  # crossref_turn releases only after acquire()
         # Past its lease the lock may already be someone else's; redis-py refuses then.
         with contextlib.suppress(LockError):
             self._lock.release()

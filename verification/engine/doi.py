@@ -129,6 +129,7 @@ def find_doi(
     other papers, and their DOIs are not the page's.
     """
     chain = [requested_url, *redirects, *([final_url] if final_url else [])]
+    url: str | None  # the last loop's may be None
     for url in chain:
         doi = doi_named_by_link(url)
         if doi:

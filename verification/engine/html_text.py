@@ -159,6 +159,7 @@ def decode_html(body: bytes, header_charset: str | None = None) -> str:
         if encoding is not None:
             encoding = _META_MEANS.get(encoding.name, encoding)
     # A byte-order mark outranks every label.
+    text: str  # webencodings ships no types
     text, _ = webencodings.decode(body, encoding or _UTF8, errors="replace")
     return text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -73,6 +74,10 @@ def _parse_ipv4_part(part: str) -> int | None:
         return None
 
 
+def _all_numbers(parts: list[int | None]) -> TypeGuard[list[int]]:
+    return not any(n is None for n in parts)
+
+
 def canonical_ipv4(host: str) -> ipaddress.IPv4Address | None:
     """Read the numeric IPv4 forms a resolver accepts (``2130706433``, ``0x7f.1``, ``0177.0.0.1``).
 
@@ -86,7 +91,7 @@ def canonical_ipv4(host: str) -> ipaddress.IPv4Address | None:
     if not parts or _parse_ipv4_part(parts[-1]) is None:
         return None
     numbers = [_parse_ipv4_part(p) if p else None for p in parts]
-    if len(parts) > 4 or any(n is None for n in numbers):
+    if len(parts) > 4 or not _all_numbers(numbers):
         raise InvalidURL("The host looks like an IPv4 address but is not a valid one.")
     *head, last = numbers
     if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
@@ -154,6 +159,7 @@ def parse_url(url: str) -> ParsedURL:
     raw_host = parts.hostname or ""
     if not raw_host:
         raise InvalidURL("The URL has no host.")
+    ip: IPAddress | None
     if parts.netloc.rpartition("@")[2].startswith("["):
         host, ip = _ipv6_host(raw_host)
     else:

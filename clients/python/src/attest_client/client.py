@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar
 from urllib.parse import quote as url_quote
 
 import httpx
@@ -31,6 +31,8 @@ from attest_client.types import (
     VerifyQuotesAnswer,
 )
 from attest_core.check_findings import CheckReport
+
+_Answer = TypeVar("_Answer")
 
 
 def _body(required: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,41 +76,50 @@ class Attest:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _json(self, method: str, path: str, body: Any = None, params: Any = None) -> Any:
-        return self.transport.request(method, path, body=body, params=params).json()
+    def _json(
+        self, answer: type[_Answer], method: str, path: str, body: Any = None, params: Any = None
+    ) -> _Answer:
+        """The route's JSON answer, typed as ``answer`` (the shape the route's schema gives)."""
+        result: _Answer = self.transport.request(method, path, body=body, params=params).json()
+        return result
 
     # --- verification ---------------------------------------------------------------
 
     def verify_quote(self, url: str, quote: str, **options: Any) -> VerifyQuoteAnswer:
         """POST /v1/verify/quote. Options: ``match`` ("fuzzy", "exact", "passages"),
         ``case_sensitive``, ``threshold``."""
-        return self._json("POST", "/v1/verify/quote", _body({"url": url, "quote": quote}, options))
+        return self._json(
+            VerifyQuoteAnswer,
+            "POST",
+            "/v1/verify/quote",
+            _body({"url": url, "quote": quote}, options),
+        )
 
     def verify_quotes(self, url: str, quotes: Sequence[str], **options: Any) -> VerifyQuotesAnswer:
         """POST /v1/verify/quotes: several quotes on one page, one fetch."""
         body = _body({"url": url, "quotes": list(quotes)}, options)
-        return self._json("POST", "/v1/verify/quotes", body)
+        return self._json(VerifyQuotesAnswer, "POST", "/v1/verify/quotes", body)
 
     def verify_citations(
         self, citations: Sequence[Mapping[str, str]], **options: Any
     ) -> VerifyCitationsAnswer:
         """POST /v1/verify/citations: ``[{url, quote}, ...]``, each page fetched once."""
         body = _body({"citations": [dict(c) for c in citations]}, options)
-        return self._json("POST", "/v1/verify/citations", body)
+        return self._json(VerifyCitationsAnswer, "POST", "/v1/verify/citations", body)
 
     def fetch(self, url: str) -> FetchAnswer:
         """POST /v1/fetch: the page's normalised text, as the matcher reads it."""
-        return self._json("POST", "/v1/fetch", {"url": url})
+        return self._json(FetchAnswer, "POST", "/v1/fetch", {"url": url})
 
     def sample_quote(self, *, match: str | None = None) -> VerifyQuoteAnswer:
         """GET /v1/sample/quote: a free, signed sample answer (``match="passages"``: the
         sample of a paraphrased claim)."""
         params = {"match": match} if match is not None else None
-        return self._json("GET", "/v1/sample/quote", params=params)
+        return self._json(VerifyQuoteAnswer, "GET", "/v1/sample/quote", params=params)
 
     def sample_citations(self) -> VerifyCitationsAnswer:
         """GET /v1/sample/citations: a free, signed sample batch answer."""
-        return self._json("GET", "/v1/sample/citations")
+        return self._json(VerifyCitationsAnswer, "GET", "/v1/sample/citations")
 
     def sample_page(self, *, missing: bool = False) -> str:
         """GET /v1/sample/page, the sample's HTML page; ``missing=True``: GET
@@ -126,7 +137,7 @@ class Attest:
 
     def jwks(self) -> Jwks:
         """GET /.well-known/jwks.json: the public keys receipts are signed with."""
-        return self._json("GET", "/.well-known/jwks.json")
+        return self._json(Jwks, "GET", "/.well-known/jwks.json")
 
     def receipt_verify(
         self,
@@ -139,7 +150,7 @@ class Attest:
         """POST /v1/receipt/verify: the service checks a receipt (``valid`` false is an
         answer, not an error)."""
         body = _body({"receipt": receipt}, {"text": text, "quote": quote, "page": page})
-        return self._json("POST", "/v1/receipt/verify", body)
+        return self._json(ReceiptVerifyAnswer, "POST", "/v1/receipt/verify", body)
 
     def check_receipt(
         self,
@@ -159,37 +170,46 @@ class Attest:
 
     def log_head(self) -> TreeHead:
         """GET /v1/log/head: the log's signed tree head (check it with the JWKS)."""
-        return self._json("GET", "/v1/log/head")
+        return self._json(TreeHead, "GET", "/v1/log/head")
 
     def log_proof(self, index: int, tree_size: int) -> InclusionProof:
         """GET /v1/log/proof: the inclusion proof of leaf ``index`` in a tree of ``tree_size``."""
-        return self._json("GET", "/v1/log/proof", params={"index": index, "tree_size": tree_size})
+        return self._json(
+            InclusionProof, "GET", "/v1/log/proof", params={"index": index, "tree_size": tree_size}
+        )
 
     def log_consistency(self, first: int, second: int) -> ConsistencyProof:
         """GET /v1/log/consistency: proof that the tree of ``second`` leaves extends ``first``."""
-        return self._json("GET", "/v1/log/consistency", params={"first": first, "second": second})
+        return self._json(
+            ConsistencyProof,
+            "GET",
+            "/v1/log/consistency",
+            params={"first": first, "second": second},
+        )
 
     # --- the fact ledger (a bearer credential) ----------------------------------------
 
     def ingest(self, subject: str, messages: Sequence[Mapping[str, Any]]) -> ObservationsAnswer:
         """POST /v1/observations: messages ``{id, role, text, occurred_at, ...}``."""
         body = {"subject": subject, "messages": [dict(m) for m in messages]}
-        return self._json("POST", "/v1/observations", body)
+        return self._json(ObservationsAnswer, "POST", "/v1/observations", body)
 
     def recall(self, subject: str, **options: Any) -> FactPage:
         """POST /v1/recall. Options: ``predicate``, ``query``, ``valid_at``, ``known_at``,
         ``limit``, ``after``."""
-        return self._json("POST", "/v1/recall", _body({"subject": subject}, options))
+        return self._json(FactPage, "POST", "/v1/recall", _body({"subject": subject}, options))
 
     def resolve(self, fact_id: str, **options: Any) -> Fact:
         """POST /v1/citations/resolve: a fact with its evidence and versions."""
-        return self._json("POST", "/v1/citations/resolve", _body({"id": str(fact_id)}, options))
+        return self._json(
+            Fact, "POST", "/v1/citations/resolve", _body({"id": str(fact_id)}, options)
+        )
 
     def facts(self, **filters: Any) -> FactPage:
         """GET /v1/facts, the inventory. Filters: ``subject``, ``predicate``, ``status``,
         ``limit``, ``after``."""
         params = {k: str(v) for k, v in filters.items() if v is not None}
-        return self._json("GET", "/v1/facts", params=params)
+        return self._json(FactPage, "GET", "/v1/facts", params=params)
 
     def record_fact(
         self, subject: str, predicate: str, statement: str | None = None, **fields: Any
@@ -199,11 +219,13 @@ class Attest:
         message's quote), ``extracted_by``. ``statement`` may be left out when a message's
         quote is the evidence."""
         required = {"subject": subject, "predicate": predicate}
-        return self._json("POST", "/v1/facts", _body(required, {"statement": statement, **fields}))
+        return self._json(
+            Fact, "POST", "/v1/facts", _body(required, {"statement": statement, **fields})
+        )
 
     def predicates(self) -> PredicateList:
         """GET /v1/predicates: the built-in predicates, then the project's own."""
-        return self._json("GET", "/v1/predicates")
+        return self._json(PredicateList, "GET", "/v1/predicates")
 
     def declare_predicate(
         self, name: str, cardinality: str, *, description: str | None = None
@@ -211,14 +233,16 @@ class Attest:
         """POST /v1/predicates: declare one of the project's own (``one`` or ``many``); the
         same declaration again answers the same predicate."""
         body = _body({"name": name, "cardinality": cardinality}, {"description": description})
-        return self._json("POST", "/v1/predicates", body)
+        return self._json(Predicate, "POST", "/v1/predicates", body)
 
     def retract(
         self, fact_id: str, reason: str, *, replacement: Mapping[str, Any] | None = None
     ) -> Fact:
         """POST /v1/facts/{id}/retract, with an optional correction."""
         body = _body({"reason": reason}, {"replacement": replacement})
-        return self._json("POST", f"/v1/facts/{url_quote(str(fact_id), safe='')}/retract", body)
+        return self._json(
+            Fact, "POST", f"/v1/facts/{url_quote(str(fact_id), safe='')}/retract", body
+        )
 
     def rebuild(
         self, *, subject: str | None = None, message_id: str | None = None, project: bool = False
@@ -228,16 +252,16 @@ class Attest:
         if project == (subject is not None or message_id is not None):
             raise ValueError("give subject and message_id, or project=True")
         body = {"scope": "project"} if project else {"subject": subject, "message_id": message_id}
-        return self._json("POST", "/v1/rebuilds", body)
+        return self._json(Rebuild, "POST", "/v1/rebuilds", body)
 
     def rebuild_status(self, generation_id: int) -> Rebuild:
         """GET /v1/rebuilds/{id}."""
-        return self._json("GET", f"/v1/rebuilds/{int(generation_id)}")
+        return self._json(Rebuild, "GET", f"/v1/rebuilds/{int(generation_id)}")
 
     def erase(self, subject: str, message_id: str | None = None) -> Erasure:
         """POST /v1/erasures: one message, or the whole subject."""
         body = _body({"subject": subject}, {"message_id": message_id})
-        return self._json("POST", "/v1/erasures", body)
+        return self._json(Erasure, "POST", "/v1/erasures", body)
 
     def export(self, subject: str) -> Iterator[dict[str, Any]]:
         """GET /v1/subjects/{subject}/export, one dict a line as the stream arrives.
@@ -261,8 +285,8 @@ class Attest:
 
     def health(self) -> dict[str, Any]:
         """GET /healthz."""
-        return self._json("GET", "/healthz")
+        return self._json(dict, "GET", "/healthz")
 
     def openapi(self) -> dict[str, Any]:
         """GET /v1/openapi.json: the schema every answer here follows."""
-        return cast(dict[str, Any], self._json("GET", "/v1/openapi.json"))
+        return self._json(dict, "GET", "/v1/openapi.json")

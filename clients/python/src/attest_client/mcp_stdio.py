@@ -55,7 +55,9 @@ def build_server(remote: ClientSession, payer: Any) -> Server:
         if payment is not None or paying is None:
             extra = {MCP_PAYMENT_META_KEY: payment} if payment is not None else None
             return await remote.call_tool(name, arguments, meta=extra)
-        return (await paying.call_tool(name, arguments)).raw_result
+        # The SDK types raw_result as Any; it is the remote's CallToolResult.
+        result: types.CallToolResult = (await paying.call_tool(name, arguments)).raw_result
+        return result
 
     return server
 

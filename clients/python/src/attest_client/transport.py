@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from attest_client.errors import AttestError
+
+if TYPE_CHECKING:
+    from eth_account.signers.local import LocalAccount
 
 PAYMENT_REQUIRED = "PAYMENT-REQUIRED"
 PAYMENT_SIGNATURE = "PAYMENT-SIGNATURE"
@@ -61,7 +64,8 @@ class Payer:
         from x402.mechanisms.evm.exact import ExactEvmClientScheme
 
         try:
-            self.account = Account.from_key(private_key)
+            # Typed here: eth_utils' combomethod decorator erases from_key's return type.
+            self.account: LocalAccount = Account.from_key(private_key)
         except (ValueError, TypeError) as exc:
             raise AttestError("payment", f"the payer key is not a hex private key: {exc}") from None
         self._client = x402ClientSync()
@@ -98,7 +102,7 @@ class Transport:
         payer: Payer | None = None,
         timeout: float = 120.0,
         http: httpx.Client | None = None,
-        sleep=time.sleep,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.credential = credential
@@ -193,7 +197,8 @@ class Transport:
 
 def _code(response: httpx.Response) -> str | None:
     try:
-        return response.json()["error"]["code"]
+        code: str | None = response.json()["error"]["code"]
+        return code
     except (ValueError, KeyError, TypeError):
         return None
 

@@ -8,7 +8,7 @@ verdict or an offset edited after the fact shows.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 # Field of an answer's page -> the claim of the signed page it must equal.
@@ -58,8 +58,9 @@ def read_receipt_input(raw: str) -> tuple[str, dict[str, Any] | None]:
 
 
 def _items(answer: Mapping[str, Any], many: str, one: str) -> list[Any]:
-    if isinstance(answer.get(many), list):
-        return answer[many]
+    items = answer.get(many)
+    if isinstance(items, list):
+        return items
     if isinstance(answer.get(one), dict):
         return [answer[one]]
     return []
@@ -69,7 +70,7 @@ def _same(shown: Any, signed: Any) -> bool:
     # JSON has one number type: 1 and 1.0 are the same number, True is not 1.
     if isinstance(shown, bool) or isinstance(signed, bool):
         return shown is signed
-    return shown == signed
+    return bool(shown == signed)
 
 
 def answer_mismatches(answer: Mapping[str, Any], claims: Mapping[str, Any]) -> Iterator[str]:
@@ -122,7 +123,9 @@ def _crossref_mismatches(label: str, shown: Any, signed: Mapping[str, Any]) -> I
     yield from _compare(f"{label} crossref", block, signed, CROSSREF_FIELDS.items())
 
 
-def _compare(label: str, shown: Any, signed: Mapping[str, Any], pairs) -> Iterator[str]:
+def _compare(
+    label: str, shown: Any, signed: Mapping[str, Any], pairs: Iterable[tuple[str, str]]
+) -> Iterator[str]:
     if not isinstance(shown, dict):
         yield f"{label} is not a JSON object"
         return

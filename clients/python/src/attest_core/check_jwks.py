@@ -31,7 +31,9 @@ def jwks_public_keys(jwks: Any) -> dict[str, OKPKey]:
         if "d" in entry:
             raise JwksError(f"keys[{index}] holds a private key; use the public JWKS only")
         try:
-            key = OKPKey.import_key({"kty": "OKP", "crv": "Ed25519", "x": entry.get("x")})
+            # Whatever "x" holds (JSON, or nothing) goes to joserfc, which refuses a bad one.
+            public: dict[str, Any] = {"kty": "OKP", "crv": "Ed25519", "x": entry.get("x")}
+            key = OKPKey.import_key(public)
         except (JoseError, ValueError, TypeError) as exc:
             raise JwksError(f"keys[{index}] is not a usable Ed25519 public key ({exc})") from None
         thumbprint = key.thumbprint()

@@ -237,8 +237,8 @@ def compare_with_claims(
     and which characters they cover. With ``quote`` it lists the results whose signed
     ``quote_sha256`` is that quote's digest.
     """
-    pages = claims.get("pages") if isinstance(claims.get("pages"), list) else []
-    results = claims.get("results") if isinstance(claims.get("results"), list) else []
+    pages = claims["pages"] if isinstance(claims.get("pages"), list) else []
+    results = claims["results"] if isinstance(claims.get("results"), list) else []
     checks: dict[str, Any] = {}
     if text is not None:
         signed_page = pages[page] if 0 <= page < len(pages) else None

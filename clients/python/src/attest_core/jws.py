@@ -23,8 +23,9 @@ MAX_RECEIPT_CHARS = 256 * 1024
 class _EdDSA(EdDSAAlgorithm):
     # RFC 9864 prefers the fully specified "Ed25519" name, but "EdDSA" is what the published
     # contract promises and what every JOSE library (PyJWT, jose, nimbus) verifies today;
-    # with Ed25519 keys only, the two mean the same signature.
-    security_warning = None
+    # with Ed25519 keys only, the two mean the same signature. (joserfc declares the
+    # attribute str | None, but its EdDSAAlgorithm narrows it to str by assigning one.)
+    security_warning = None  # type: ignore[assignment]
 
 
 class _ReceiptRegistry(jws.JWSRegistry):

@@ -373,6 +373,7 @@ def _normalise_mapped(text: str) -> Normalised:
     codes, origin = _visible_nfkc(text, mapped=True)
     assert origin is not None
     codes, origin = _fold_spaces(codes, origin)
+    assert origin is not None  # given a map, _fold_spaces returns one
     out = _decode(codes)
     if len(out) == len(text) and out == text:
         return Normalised(text=text, source_length=len(text))
