@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from typing import NotRequired, TypedDict
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -50,6 +51,25 @@ State = PaymentClaim.State
 _BIGINT_MAX = 2**63 - 1
 
 
+class _Caller(TypedDict):
+    client_ip: str
+    request_id: str
+
+
+class _Refuse(_Caller):
+    """What a refused payment is recorded with: refusal_error's keywords."""
+
+    route: PricedRoute
+    payer: NotRequired[str]
+
+
+class _ById(TypedDict):
+    payment_id: str
+    payer: str
+    payload: PaymentPayload
+    requirements: PaymentRequirements
+
+
 def call_admit(
     *,
     route: PricedRoute,
@@ -80,6 +100,7 @@ def call_admit(
 
 
 def _admit_trial(call: PricedCall, *, trial_size: int) -> None:
+    ids: _Caller
     route, ids = call.route, {"client_ip": call.client_ip, "request_id": call.request_id}
     if route.trial_max_size is not None and trial_size > route.trial_max_size:
         raise offer_error(
@@ -116,7 +137,7 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
     Sets ``call.payment``, or ``call.replay`` for a retry of a request already paid for.
     """
     route = call.route
-    refuse = {"route": route, "client_ip": call.client_ip, "request_id": call.request_id}
+    refuse: _Refuse = {"route": route, "client_ip": call.client_ip, "request_id": call.request_id}
     requirement = route_requirement(route)
     payload = decode_payment(header, requirement)
     if payload is None:
@@ -186,7 +207,7 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             message="The payment did not verify; see details.reason.",
             **refuse,
         )
-    by_id = {
+    by_id: _ById = {
         "payment_id": payment_id,
         "payer": authorization.payer,
         "payload": payload,
@@ -238,7 +259,7 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
     )
 
 
-def _within_uncharged_runs(claim: PaymentClaim, *, key: dict, refuse: dict) -> None:
+def _within_uncharged_runs(claim: PaymentClaim, *, key: dict, refuse: _Refuse) -> None:
     """402 ``payment_retries_used`` (and no claim) once the authorization has paid for
     UNCHARGED_RUNS_PER_AUTHORIZATION runs that ended uncharged.
 
@@ -266,7 +287,7 @@ def _retry(
     legacy: bool,
     request_digest: str,
     payment_digest: str,
-):
+) -> VerifiedPayment | HttpResponse | None:
     """What a payment that already holds a claim gets: the stored answer, a wait, or 402.
 
     The same request with the same payment is a retry: it gets the stored answer once the
@@ -275,7 +296,7 @@ def _retry(
     request is 402 ``payment_already_used``. A claim whose worker died is freed (mid-work,
     no money moved: returns None) or reconciled (mid-settle: money may have moved).
     """
-    refuse = {
+    refuse: _Refuse = {
         "route": call.route,
         "client_ip": call.client_ip,
         "request_id": call.request_id,
@@ -313,7 +334,7 @@ def _retry(
     return answer_response(answer, legacy_header=legacy)
 
 
-def _payment_id(payload: PaymentPayload, refuse: dict) -> str:
+def _payment_id(payload: PaymentPayload, refuse: _Refuse) -> str:
     try:
         return payment_id_read(payload)
     except MalformedPaymentId as exc:
@@ -367,7 +388,7 @@ def _admit_by_payment_id(
     return outcome is not None
 
 
-def _already_used(refuse: dict) -> PaymentRequiredError:
+def _already_used(refuse: _Refuse) -> PaymentRequiredError:
     return refusal_error(
         reason="payment_already_used",
         message="This authorization has already paid for another call; sign a new one.",

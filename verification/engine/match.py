@@ -404,7 +404,7 @@ def max_edits(quote_length: int, threshold: float) -> int:
 # every eighth position, which reads as many grams a megabyte as ASCII does.
 _GRAMS = {1: ((8, 8), (4, 4), (2, 2)), 2: ((4, 8), (4, 4), (2, 2)), 4: ((2, 2), (1, 1))}
 _HASH_BITS = 16
-_MIX = {4: np.uint32(0x9E3779B1), 8: np.uint64(0x9E3779B97F4A7C15)}
+_MIX: dict[int, np.unsignedinteger] = {4: np.uint32(0x9E3779B1), 8: np.uint64(0x9E3779B97F4A7C15)}
 # A filter that leaves more of the page than this is not worth its alignment:
 # a smaller gram is tried, then the whole page is aligned.
 _MOST_COVERED = 0.25
@@ -419,7 +419,8 @@ def _slots(grams: np.ndarray) -> np.ndarray:
     if grams.itemsize == 2:
         return grams
     mix = _MIX[grams.itemsize]
-    return (grams * mix) >> mix.dtype.type(8 * grams.itemsize - _HASH_BITS)
+    slots: np.ndarray = (grams * mix) >> mix.dtype.type(8 * grams.itemsize - _HASH_BITS)
+    return slots
 
 
 class _GramFilter:

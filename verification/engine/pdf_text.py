@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-from pypdf import PdfReader, apply_configuration
+from pypdf import PageObject, PdfReader, apply_configuration
 from pypdf.errors import PdfReadError, PyPdfError
 from pypdf.generic import ArrayObject
 
@@ -56,7 +56,7 @@ class PdfText:
         }
 
 
-def _content_size(page) -> int:
+def _content_size(page: PageObject) -> int:
     """Bytes of the page's content stream(s) once decoded (pypdf, under its limits)."""
     contents = page.get("/Contents")
     if contents is None:
@@ -98,7 +98,7 @@ def _page_text(document: pdfium.PdfDocument, index: int) -> str:
         pdfium_c.FPDF_ClosePage(page)
 
 
-def _bounded_text(textpage, box) -> str:
+def _bounded_text(textpage: pdfium_c.FPDF_TEXTPAGE, box: pdfium_c.FS_RECTF) -> str:
     """The text page's characters inside ``box`` widened by the tolerance, in one call."""
     # A character is at most two UTF-16 code units; one more for a terminating NUL.
     size = 2 * max(pdfium_c.FPDFText_CountChars(textpage), 0) + 1

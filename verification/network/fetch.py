@@ -184,7 +184,8 @@ def resolve(parsed: ParsedURL) -> tuple[str, ...]:
             details={"host": parsed.host, "reason": exc.strerror or "resolver failure"},
             retry_after=DNS_RETRY_AFTER,
         ) from None
-    addresses = tuple(dict.fromkeys(info[4][0] for info in infos))
+    # str() for mypy: typeshed admits any family's address; INET and INET6 give a string.
+    addresses = tuple(dict.fromkeys(str(info[4][0]) for info in infos))
     if not addresses:
         raise HostNotFound(details={"host": parsed.host})
     return addresses

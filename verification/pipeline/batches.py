@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from attest.errors import AttestError, InvalidRequest
 from attest_core.passages import NOTE as PASSAGES_NOTE
@@ -147,7 +147,12 @@ def _admit_urls(
         if isinstance(outcome, AttestError):
             outcome.details.setdefault("field", url_field(first_use[index]))
             raise outcome
+    assert _no_refusal(outcomes)  # the loop above raised each one
     return outcomes
+
+
+def _no_refusal(outcomes: list[Target | AttestError | None]) -> TypeGuard[list[Target | None]]:
+    return not any(isinstance(outcome, AttestError) for outcome in outcomes)
 
 
 @dataclass

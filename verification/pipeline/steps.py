@@ -6,17 +6,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
 from django.conf import settings
 
 from attest.errors import Blocked, InvalidRequest, Unprocessable
 from attest_core.normalise import normalise
-from attest_core.passages import ClaimHasNoWords, find_passages
+from attest_core.passages import ClaimHasNoWords, PassagesResult, find_passages
 from receipts.payloads import PageClaims, PassageClaims, ResultClaims, quote_sha256
 from verification.crossref.lookups import CallLookups
 from verification.engine.doi import doi_named_by_link
-from verification.engine.match import MatchTooCostly, WorkBudget, match_quote
+from verification.engine.match import MatchResult, MatchTooCostly, Mode, WorkBudget, match_quote
 from verification.network.fetch import FetchResult, Target, fetch
 from verification.network.politeness import hop_checks, mark_fetch_thread, take_host_turns
 from verification.pipeline.pages import Page, build_pages
@@ -99,9 +99,13 @@ def fetch_checked(target: Target, *, field_name: str = "url") -> FetchResult:
         raise
 
 
+# A fetch's result: a batch's fetcher answers None for a URL whose host does not resolve.
+_Fetched = TypeVar("_Fetched", bound=FetchResult | None)
+
+
 def fetch_all(
-    fetchers: list[Callable[[], FetchResult]], *, meanwhile: Callable[[], None] | None = None
-) -> list[FetchResult]:
+    fetchers: list[Callable[[], _Fetched]], *, meanwhile: Callable[[], None] | None = None
+) -> list[_Fetched]:
     """Run the fetches at once, so a batch takes about as long as its slowest page.
 
     The threads only fetch (network and the cache-held robots.txt); nothing in them
@@ -121,11 +125,11 @@ def fetch_all(
 
 
 def fetch_and_look_up(
-    fetchers: list[Callable[[], FetchResult]],
+    fetchers: list[Callable[[], _Fetched]],
     urls: list[str],
     lookups: CallLookups,
     polite: list[Target] | None = None,
-) -> list[FetchResult]:
+) -> list[_Fetched]:
     """Fetch the pages while the DOIs their cited links name are looked up at Crossref.
 
     ``polite``: the admitted pages, each taking a turn of its site's budget first (in this
@@ -145,7 +149,11 @@ def read_pages(fetched: list[FetchResult]) -> list[Page]:
 # --- matching --------------------------------------------------------------------
 
 
-def _pdf_fields(page: Page, start: int, end: int) -> dict[str, int]:
+def _engine_mode(mode: str) -> TypeGuard[Mode]:
+    return mode in ("fuzzy", "exact")
+
+
+def _pdf_fields(page: Page, start: int, end: int) -> dict[str, int | None]:
     if page.pdf is None:
         return {}
     first, last = page.pdf_pages(start, end)
@@ -162,6 +170,7 @@ def match_on_page(
     """
     text = page.text.text if page.text is not None else None
     result: dict[str, Any]
+    found: PassagesResult | MatchResult
     if options.mode == "passages":
         found = find_passages(text or "", quote)
         result = {
@@ -190,6 +199,7 @@ def match_on_page(
         result = {"match": "none", "score": None, "start": None, "end": None, "context": None}
         result["occurrences"] = 0
     else:
+        assert _engine_mode(options.mode)  # the serializer allowed fuzzy, exact or passages
         found = match_quote(
             text,
             quote,

@@ -159,7 +159,8 @@ class PassagesResult:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    stem: str = _stemmer.stemWord(word)  # snowballstemmer ships no types
+    return stem
 
 
 def _word_key(word: str) -> str | None:
@@ -227,8 +228,13 @@ def _read_claim(claim: str) -> _Claim:
         )
     spelling: dict[str, str] = {}
     for t in content:
-        spelling.setdefault(t.key, t.text)  # type: ignore[arg-type]
-    pairs = frozenset(frozenset((a.key, b.key)) for a, b in pairwise(content) if a.key != b.key)
+        assert t.key is not None  # content holds only the tokens with a key
+        spelling.setdefault(t.key, t.text)
+    pairs = frozenset(
+        frozenset((a.key, b.key))
+        for a, b in pairwise(content)
+        if a.key is not None and b.key is not None and a.key != b.key  # all have keys
+    )
     return _Claim(
         keys=list(spelling),
         spelling=spelling,
@@ -251,7 +257,9 @@ def _ends_sentence(text: str, m: re.Match[str]) -> bool:
 def _abbreviated(text: str, stop: int, after: int) -> bool:
     """Is the full stop at ``stop`` (followed by whitespace or the end) an abbreviation's?"""
     # The word before the full stop, looked for in a short window: abbreviations are short.
-    word = _WORD_BEFORE_RE.search(text, max(stop - 12, 0), stop).group()
+    found = _WORD_BEFORE_RE.search(text, max(stop - 12, 0), stop)
+    assert found is not None  # the pattern matches an empty word too
+    word = found.group()
     lower = word.lower()
     if lower in ABBREVIATIONS or ("." in word and _DOTTED_RE.fullmatch(word)):
         return True
@@ -390,7 +398,8 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     for i in np.flatnonzero(doubtful).tolist():
         not_end[i] = _abbreviated(text, int(stops[i]), int(ends[lone][i]))
     ends[np.flatnonzero(lone)[not_end]] = -1
-    return ends[ends >= 0].tolist()
+    sentence_ends: list[int] = ends[ends >= 0].tolist()
+    return sentence_ends
 
 
 def split_units(text: str) -> list[tuple[int, int]]:
@@ -750,6 +759,7 @@ def _pairs_held(
 ) -> set[frozenset[str]]:
     held: set[frozenset[str]] = set()
     for a, b in pairwise(hits):
+        assert a.key is not None and b.key is not None  # hits are claim words, all keyed
         pair = frozenset((a.key, b.key))
         if pair in pairs and pair not in held:
             between = _tokens(text, a.end, b.start)
