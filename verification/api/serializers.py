@@ -231,8 +231,8 @@ class ResultOutput(AnswerOutput):
         allow_null=True, help_text="Code-point offset, normalised text."
     )
     end = serializers.IntegerField(allow_null=True)
-    # The metaclass moves declared fields off the class; the stubs instead see these
-    # fields overriding Field.context and Field.source, hence the ignores.
+    # The metaclass moves declared fields off the class; the stubs see a field named
+    # context (or source, in NoticeOutput) as overriding Field's attribute: the ignores.
     context = serializers.CharField(allow_null=True)  # type: ignore[assignment]
     occurrences = serializers.IntegerField()
     normalised_sha256 = serializers.CharField(allow_null=True)

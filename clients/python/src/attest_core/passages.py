@@ -233,7 +233,7 @@ def _read_claim(claim: str) -> _Claim:
     pairs = frozenset(
         frozenset((a.key, b.key))
         for a, b in pairwise(content)
-        if a.key is not None and b.key is not None and a.key != b.key  # all have keys
+        if a.key is not None and b.key is not None and a.key != b.key  # keyed: for mypy
     )
     return _Claim(
         keys=list(spelling),
