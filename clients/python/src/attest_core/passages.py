@@ -387,8 +387,10 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     initial = (length == 1) & (codes[word] >= 65) & (codes[word] <= 90)
     doubtful = dotted | (short & (packed == _PACKED_ETC))
     not_end = listed | initial
+    # ``ends[lone]`` once: taken inside the loop it cost a page of marks per doubtful stop.
+    stop_ends = ends[lone]
     for i in np.flatnonzero(doubtful).tolist():
-        not_end[i] = _abbreviated(text, int(stops[i]), int(ends[lone][i]))
+        not_end[i] = _abbreviated(text, int(stops[i]), int(stop_ends[i]))
     ends[np.flatnonzero(lone)[not_end]] = -1
     return ends[ends >= 0].tolist()
 
