@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -395,6 +396,76 @@ def fuzzy() -> None:
         absent_grid(kind, (100 * KB, MB))
 
 
+# The revision ``before`` compares with (``BENCH_BEFORE``): this round started from it.
+BEFORE = os.environ.get("BENCH_BEFORE", "ad7dfb6")
+
+
+def _module_at(revision: str, path: str, name: str) -> types.ModuleType:
+    """The module at ``path`` as it was at ``revision`` (``git show``), loaded beside today's."""
+    source = subprocess.run(
+        ["git", "show", f"{revision}:{path}"],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # dataclasses look their module up
+    exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)
+    return module
+
+
+def before_rows() -> None:
+    """The engine before this round against now and edlib(k), interleaved, answers compared.
+
+    Passages on English 100 KB to 5 MB; fuzzy on the 100 KB English cells (the
+    sub-millisecond ones, where Attest's own steps weigh most).
+    """
+    old_passages = _module_at(
+        BEFORE, "clients/python/src/attest_core/passages.py", "bench_old_passages"
+    )
+    old_match = _module_at(BEFORE, "verification/engine/match.py", "bench_old_match")
+    print(f"\nBefore ({BEFORE}) and now, interleaved (ms of thread CPU time, medians)\n")
+    print("| case | before | now | before / now | edlib(k) | edlib(k) / now | same answer |")
+    print("|---|---|---|---|---|---|---|")
+    for size in SIZES:
+        text = english_prose(size)
+        got = interleaved(
+            {
+                "before": lambda t=text: old_passages.find_passages(t, CLAIM),
+                "now": lambda t=text: find_passages(t, CLAIM),
+            }
+        )
+        (b, old), (n, new) = got["before"], got["now"]
+        # Both modules' results print alike (the class names are the same): compare them so.
+        same = "yes" if repr(old) == repr(new) else "NO"
+        print(f"| passages, {_size(size)} | {b:.1f} | {n:.1f} | {b / n:.2f}x | | | {same} |")
+    text = _page("English", 100 * KB)
+    for length in QUOTES:
+        for rate in EDIT_RATES[1:]:
+            quote = _quote(text, length, rate, "English")
+            for threshold in THRESHOLDS:
+                k = max_edits(len(quote), threshold)
+                q, t = edlib_inputs(text, quote)  # type: ignore[misc]
+                got = interleaved(
+                    {
+                        "before": lambda q=quote, th=threshold: old_match.match_quote(
+                            text, q, threshold=th
+                        ),
+                        "now": lambda q=quote, th=threshold: match_quote(text, q, threshold=th),
+                        "edlib": lambda q=q, t=t, k=k: _edlib_k(q, t, k),
+                    },
+                    rounds=4 * ROUNDS + 1,
+                )
+                (b, old), (n, new), (e, _) = got["before"], got["now"], got["edlib"]
+                same = "yes" if _answer(old) == _answer(new) else "NO"
+                print(
+                    f"| fuzzy 100 KB, {length} chars, {rate:.0%} edits, t={threshold} | {b:.2f} "
+                    f"| {n:.2f} | {b / n:.2f}x | {e:.2f} | {e / n:.2f}x | {same} |",
+                    flush=True,
+                )
+
+
 def memory() -> None:
     peak_memory(5 * MB)
     process_rss(5 * MB)
@@ -408,6 +479,7 @@ PARTS = {
     "passages": passages_rows,
     "preparation": preparation_rows,
     "memory": memory,
+    "before": before_rows,
 }
 
 

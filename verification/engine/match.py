@@ -774,11 +774,17 @@ def best_fuzzy_span(
     guesses = first.best_windows(m, k, _GUESSES)
     found: tuple[int, int, int] | None = None
     settled = True
-    for guess in guesses:
+    for number, guess in enumerate(guesses):
         span, exact = aligner.upper_bound(guess, k)
         settled = settled and exact
         if span is not None and (found is None or _better(span, found)):
             found = span
+        if number == 0 and found is not None and settled:
+            # The first place settles it when the first filter puts every span within
+            # its distance inside it: the other places cannot hold a closer one.
+            kept = first.regions(m, found[0])
+            if kept is not None and all(guess[0] <= lo and hi <= guess[1] for lo, hi in kept):
+                return found
     d = k if found is None else found[0]
     regions, covered = [(0, n)], n
     for g, step in sizes:

@@ -503,3 +503,27 @@ def best_fuzzy_span_reference(t_codes: np.ndarray, quote: str, k: int) -> int | 
     """The fewest edits of any span within k: one edlib pass over the whole page."""
     found = edlib.align(quote.encode("ascii"), t_codes.tobytes(), mode="HW", k=k)
     return None if found["editDistance"] < 0 else found["editDistance"]
+
+
+def test_a_quote_settled_at_its_richest_place_aligns_no_other_place(monkeypatch) -> None:
+    # The richest place holds the quote (a few edits); at its distance the first
+    # filter keeps nothing outside it, so the two next-richest places, which cannot
+    # hold a closer span, are not aligned: only that place's text goes to edlib.
+    text = _words_text(20_000, seed=21)  # about 120,000 characters
+    quote = _edit(text[60_000:60_200], 4, seed=22)
+    aligned: list[int] = []
+    real_align = edlib.align
+
+    def counting_align(query, target, **options):
+        aligned.append(len(target))
+        return real_align(query, target, **options)
+
+    monkeypatch.setattr(edlib, "align", counting_align)
+    result = match_quote(text, quote, threshold=0.9)
+    monkeypatch.undo()
+    k = max_edits(len(quote), 0.9)
+    full = best_fuzzy_span_reference(_Haystack(text, False).codes, quote.casefold(), k)
+    assert result.match == "fuzzy"
+    assert Levenshtein.distance(quote, text[result.start : result.end]) == full
+    assert len(aligned) == 1
+    assert aligned[0] <= 3 * (len(quote) + k)

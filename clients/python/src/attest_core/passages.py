@@ -56,7 +56,8 @@ import itertools
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import pairwise
@@ -395,8 +396,10 @@ def _ascii_sentence_ends(text: str) -> list[int]:
     initial = (length == 1) & (codes[word] >= 65) & (codes[word] <= 90)
     doubtful = dotted | (short & (packed == _PACKED_ETC))
     not_end = listed | initial
+    # ``ends[lone]`` once: taken inside the loop it cost a page of marks per doubtful stop.
+    stop_ends = ends[lone]
     for i in np.flatnonzero(doubtful).tolist():
-        not_end[i] = _abbreviated(text, int(stops[i]), int(ends[lone][i]))
+        not_end[i] = _abbreviated(text, int(stops[i]), int(stop_ends[i]))
     ends[np.flatnonzero(lone)[not_end]] = -1
     sentence_ends: list[int] = ends[ends >= 0].tolist()
     return sentence_ends
@@ -686,7 +689,9 @@ def find_passages(text: str, claim: str) -> PassagesResult:
     if not words_in:
         return PassagesResult("none", None, None, None, None, 0, [])
 
-    df = {key: sum(1 for held in words_in.values() if held & bit[key]) for key in wanted.keys}
+    # Units holding each set of claim words, then each word's count: few distinct sets.
+    held_by = Counter(words_in.values())
+    df = {key: sum(c for held, c in held_by.items() if held & bit[key]) for key in wanted.keys}
     n = len(units)
     weight = {key: math.log(1 + (n - df[key] + 0.5) / (df[key] + 0.5)) for key in wanted.keys}
     total_weight = sum(weight[key] for key in wanted.keys)
@@ -701,17 +706,22 @@ def find_passages(text: str, claim: str) -> PassagesResult:
         pair_share = pairs.bit_count() / len(pair_bit) if pair_bit else word_share
         return 0.75 * word_share + 0.25 * pair_share
 
-    candidates: list[_Candidate] = []
+    # Ranked as plain tuples (score, then the shorter, then the earlier: no two
+    # candidates tie on all three); only those taken become candidates.
+    ranked = []
     spans = {(a, b) for i in words_in for a, b in ((i, i), (i - 1, i), (i, i + 1))}
     for first, last in spans:
         if first < 0 or last >= len(units):
             continue
         words = words_in.get(first, 0) | words_in.get(last, 0)
         pairs = pairs_in.get(first, 0) | pairs_in.get(last, 0)
-        candidates.append(
-            _Candidate(first, last, units[first][0], units[last][1], words, score(words, pairs))
-        )
-    candidates.sort(key=lambda c: (-c.score, c.end - c.start, c.start))
+        start, end, value = units[first][0], units[last][1], score(words, pairs)
+        ranked.append((-value, end - start, start, first, last, end, words, value))
+    ranked.sort()
+    candidates = (
+        _Candidate(first, last, start, end, words, value)
+        for _, _, start, first, last, end, words, value in ranked
+    )
     passages = [_passage(text, c, wanted) for c in _best_apart(candidates)]
     best = passages[0]
     return PassagesResult(
@@ -741,7 +751,7 @@ def _hits_by_unit(
     return words_in, hits_in
 
 
-def _best_apart(candidates: list[_Candidate]) -> list[_Candidate]:
+def _best_apart(candidates: Iterable[_Candidate]) -> list[_Candidate]:
     """The best candidates (sorted best first) that share no unit, at most MAX_PASSAGES."""
     taken: list[_Candidate] = []
     used: set[int] = set()
