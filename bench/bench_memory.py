@@ -172,6 +172,9 @@ def main() -> None:
             ATTEST_SIGNING_KEYS=f"{var}/keys",
             ATTEST_FETCH_ALLOW=f"127.0.0.1:{server.port}",
             ATTEST_TRIAL_CALLS_PER_DAY="1000000",
+            # The three calls come from one address: each worker reads the page (the
+            # default of 2 unpaid checks at once would answer the third with a 429).
+            ATTEST_UNPAID_IN_FLIGHT="100",
         )
         for command in (["migrate", "--noinput"], ["ensure_signing_key"]):
             subprocess.run(

@@ -53,8 +53,9 @@ _HOST_RATE = raised(
     HostRateLimited,
     "The site's fetch budget (ATTEST_HOST_RATE, or its robots.txt Crawl-delay) is spent "
     "(details.reason host_rate_limited, details.host names it), before payment or, for a "
-    "redirect, after it; or the caller's unpaid checks are all running (unpaid_in_flight). "
-    "Retry after Retry-After; not charged.",
+    "redirect, after it; or the caller's unpaid checks are all running (unpaid_in_flight); "
+    "or, for a paid call, the caller's places for uncharged failures are used "
+    "(uncharged_failures). Retry after Retry-After; not charged.",
 )
 _QUEUES = raised(
     OverCapacity,
@@ -337,10 +338,12 @@ def _batches() -> list[Limit]:
             + refused_text(MatchTooCostlyError),
         ),
         Limit(
-            "Uncharged failed batches per caller IP",
+            "Uncharged failed batches, and paid calls refused after payment, per caller IP",
             f"{UNCHARGED_FAILURES.size}, one back every {UNCHARGED_FAILURES.refill_seconds:g} s",
             "429 rate_limited (details.reason uncharged_failures), not charged; a paid batch "
-            "refused after its payment was verified keeps its place",
+            "refused after its payment was verified keeps its place, and a paid verify/quote "
+            "or fetch call refused so uses one (a running batch holds one; a running single "
+            "call holds none)",
         ),
         Limit(
             "Batches matched at once, and waiting",

@@ -144,3 +144,60 @@ def test_one_authorization_replayed_on_a_refused_batch_buys_bounded_fetches(serv
     assert _pdf_fetches(pages) <= bucket_runs * PDFS
     if server_env_for["DATABASE_URL"].startswith("postgres"):  # the server's ledger is ours
         assert not LocalTransfer.objects.exists()  # every refusal is free
+
+
+SINGLE_CALLS = 16
+
+
+def test_a_fresh_authorization_for_each_refused_single_call_buys_bounded_fetches(
+    server_env_for, pages
+):
+    # verify/quote and fetch on a PDF while the PDF queue is full: each call fetches the
+    # page, then is refused after its payment verified (503, not charged). A fresh
+    # authorization per call used to buy a fetch every time; now each refusal uses one of
+    # the caller's uncharged-failure places, the batches' bucket.
+    pages.routes["/one.pdf"] = page(
+        text_pdf([["One report opens here."]]), content_type="application/pdf"
+    )
+    url = pages.url("/one.pdf")
+    bodies = {
+        "/v1/verify/quote": {"url": url, "quote": "One report opens"},
+        "/v1/fetch": {"url": url},
+    }
+    payer = Payer()
+    with (
+        gunicorn(server_env_for, workers=2, threads=4) as base,
+        httpx.Client(base_url=base, timeout=60, trust_env=False) as http,
+    ):
+        offers = {}
+        for path, body in bodies.items():
+            offer_answer = http.post(path, json=body)
+            assert offer_answer.status_code == 402, offer_answer.text
+            offers[path] = decode_payment_required_header(offer_answer.headers["PAYMENT-REQUIRED"])
+        _fill_pdf_queue(server_env_for)
+        pages.seen.clear()
+        started = time.monotonic()
+        answers = []
+        for n in range(SINGLE_CALLS):
+            path = list(bodies)[n % 2]
+            answers.append(
+                http.post(
+                    path,
+                    json=bodies[path],
+                    headers={"PAYMENT-SIGNATURE": payer.pay(offers[path])},
+                )
+            )
+        elapsed = time.monotonic() - started
+    statuses = [a.status_code for a in answers]
+    reasons = [a.json()["error"]["details"].get("reason") for a in answers]
+    places = UNCHARGED_FAILURES.size + int(elapsed // UNCHARGED_FAILURES.refill_seconds) + 1
+    assert set(reasons[: UNCHARGED_FAILURES.size]) == {"pdf_queue_full"}, reasons
+    assert statuses.count(503) <= places, reasons
+    assert statuses.count(429) >= SINGLE_CALLS - places, reasons
+    assert {r for a, r in zip(answers, reasons, strict=True) if a.status_code == 429} == {
+        "uncharged_failures"
+    }
+    # Counted at the page server: one fetch per refused call, and none once refused first.
+    assert _pdf_fetches(pages) == statuses.count(503), (pages.paths(), statuses)
+    if server_env_for["DATABASE_URL"].startswith("postgres"):
+        assert not LocalTransfer.objects.exists()

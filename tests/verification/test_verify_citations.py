@@ -12,7 +12,7 @@ from attest_core.passages import NOTE as PASSAGES_NOTE
 from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
-from tests.verification.conftest import page, redirect, send
+from tests.verification.conftest import PageServer, page, redirect, send
 from verification.engine.html_text import html_text
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.models import RefusalTally, Verification
@@ -403,6 +403,39 @@ def test_robots_met_at_a_redirect_refuses_the_batch_uncharged(api, pages, two_pa
     assert not _charged()
     assert PaymentClaim.objects.get().state == "released"
     assert Verification.objects.get().error_code == "robots_disallowed"
+
+
+@pytest.fixture
+def second_site(pages, settings):
+    """Another origin (its own port) beside the page server, both past the address block."""
+    server = PageServer().start()
+    settings.ATTEST_FETCH_ALLOW = frozenset({("127.0.0.1", pages.port), ("127.0.0.1", server.port)})
+    yield server
+    server.server.shutdown()
+
+
+def test_a_redirect_inside_a_batch_takes_a_turn_of_its_sites_budget(
+    api, pages, two_pages, second_site, settings
+):
+    # A batch's pages are fetched in threads, which cannot use the database: without Redis
+    # (the counts in attest_ratecount) a redirect hop met there went uncounted, so a batch
+    # could fetch a site past its budget, and again on every call.
+    settings.ATTEST_HOST_RATE = "2/h"
+    article, _ = two_pages
+    second_site.routes["/article"] = page(ARTICLE)
+    pages.routes["/jump"] = redirect(second_site.url("/article"))
+    direct = second_site.url("/article")
+    for _ in range(2):  # the second site's two fetches this hour
+        assert _post(api, citations=[{"url": direct, "quote": "deeply"}]).status_code == 200
+    citations = [{"url": article, "quote": "deeply"}, {"url": pages.url("/jump"), "quote": "x"}]
+    response = _post(api, citations=citations)
+    assert response.status_code == 429, response.content
+    error = response.json()["error"]
+    assert (error["code"], error["details"]["reason"]) == ("rate_limited", "host_rate_limited")
+    assert error["details"]["host"] == f"127.0.0.1:{second_site.port}"
+    assert 0 < int(response["Retry-After"]) <= 3600
+    assert LocalTransfer.objects.count() == 2  # the direct calls', not the batch's
+    assert PaymentClaim.objects.filter(outcome="rate_limited").count() == 1
 
 
 def test_a_redirect_to_a_dead_host_is_a_dead_page_result(api, pages, dns_server):

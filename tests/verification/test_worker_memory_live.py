@@ -79,11 +79,6 @@ def test_the_makefile_recycles_workers_with_jitter():
     assert int(flags[flags.index("--max-requests-jitter") + 1]) > 0
 
 
-# Not met yet (issue 26 stays open for it): the 14 MB plain-text page peaked at 304 MB in
-# CI on both databases once the serving hooks build the bazaar schema and code-point tables
-# in the preloaded master (RSS counts those shared pages in every worker). The dense pages
-# stay far under the bar; the figure is the text page's.
-@pytest.mark.xfail(reason="the 14 MB text page peaks at 304 MB (bar: 300 MB)", strict=False)
 def test_hostile_pages_keep_every_worker_under_300_mb_and_it_gives_the_memory_back(env, pages):
     hostile = hostile_pages()
     for path, body in hostile.items():

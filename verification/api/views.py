@@ -16,6 +16,7 @@ from attest.schema import error_response
 from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from billing.services import TIER_PAID
 from billing.unpaid import unpaid_limited
 from verification.api.serializers import (
     FetchInput,
@@ -77,7 +78,11 @@ def check_fetch_request(request: Request) -> dict:
 def _url_admitter(route: str):
     def admit(request: Request, data: dict, *, paid: bool) -> dict:
         """The URL's host and robots.txt: before the offer, or once the payment verified."""
-        with services.unpaid_checks(client_ip=client_ip(request), paid=paid):
+        caller = client_ip(request)
+        with (
+            services.unpaid_checks(client_ip=caller, paid=paid),
+            services.paid_refusals_bounded(client_ip=caller, paid=paid),
+        ):
             target = services.url_admit(
                 url=data["url"], route=route, request_id=current_request_id()
             )
@@ -133,15 +138,18 @@ class VerifyQuoteView(APIView):
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         data = call.prechecked  # validated and admitted before payment
-        answer = services.quote_verify(
-            target=data["target"],
-            quote=data["quote"],
-            mode=data["match"],
-            case_sensitive=data["case_sensitive"],
-            threshold=data["threshold"],
-            request_id=current_request_id(),
-            tier=call.tier,
-        )
+        with services.paid_refusals_bounded(
+            client_ip=client_ip(request), paid=call.tier == TIER_PAID
+        ):
+            answer = services.quote_verify(
+                target=data["target"],
+                quote=data["quote"],
+                mode=data["match"],
+                case_sensitive=data["case_sensitive"],
+                threshold=data["threshold"],
+                request_id=current_request_id(),
+                tier=call.tier,
+            )
         return Response(VerifyQuoteOutput(answer).data)
 
 
@@ -187,9 +195,12 @@ class FetchView(APIView):
         tags=["verification"],
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
-        answer = services.page_text_fetch(
-            target=call.prechecked["target"], request_id=current_request_id(), tier=call.tier
-        )
+        with services.paid_refusals_bounded(
+            client_ip=client_ip(request), paid=call.tier == TIER_PAID
+        ):
+            answer = services.page_text_fetch(
+                target=call.prechecked["target"], request_id=current_request_id(), tier=call.tier
+            )
         return Response(FetchOutput(answer).data)
 
 

@@ -197,6 +197,17 @@ def failures_take(*, client_ip: str) -> None:
         raise _over_bucket(state)
 
 
+def failures_use(*, client_ip: str) -> None:
+    """Use one place for good (it comes back with the refill): a paid single call refused
+    after its payment verified. None left: nothing to use, the next call meets the 429."""
+
+    def use(state):
+        taken = limits.bucket_take(state, now=clock(), rule=UNCHARGED_FAILURES)
+        return (state if taken is None else taken), None
+
+    change_state(_bucket_key(client_ip), use, keep_seconds=BUCKET_KEEP_SECONDS)
+
+
 def failures_give_back(*, client_ip: str) -> None:
     """Return the place a batch held: it did not end with every citation failed."""
 

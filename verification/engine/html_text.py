@@ -212,7 +212,23 @@ def html_text(markup: str) -> HtmlText:
     if root is None:
         return HtmlText(text="")
     result = HtmlText(text="", truncated=truncated)
+    _read_facts(root, result)
+    if _needs_walk(root, markup):
+        result.text, result.hidden_text = _walk_text(root)
+        return result
+    trees = _text_trees(root)
+    if trees is None:
+        result.text, result.hidden_text = _walk_text(root)
+        return result
+    # The page's tree is no longer needed: freed before the text is copied out of the
+    # transforms' results (on a 14 MB page each copy is 14 MB more at the peak).
+    del root
+    result.text, result.hidden_text = trees.read()
+    return result
 
+
+def _read_facts(root: etree._Element, result: HtmlText) -> None:
+    """The title, meta tags, links, scripts, noscript text and mount node, into ``result``."""
     title = root.find(".//title")
     if title is not None:
         result.title = _cut(" ".join(_TEXT_CONTENT(title).split()), MAX_TITLE_CHARS)
@@ -232,10 +248,6 @@ def html_text(markup: str) -> HtmlText:
         if is_mount and not _TEXT_CONTENT(element).strip():
             result.mount_node = True
             break
-
-    read = None if _needs_walk(root, markup) else _text_by_tree(root)
-    result.text, result.hidden_text = read if read is not None else _walk_text(root)
-    return result
 
 
 def _needs_walk(root: etree._Element, markup: str) -> bool:
@@ -301,6 +313,32 @@ def _text_by_tree(root: etree._Element) -> tuple[str, str] | None:
     None when the walk must read the page: a hidden root, or a tree libxslt gives up
     on. The outermost hidden elements are renamed while the text is read.
     """
+    trees = _text_trees(root)
+    return None if trees is None else trees.read()
+
+
+class _TextTrees:
+    """The transforms' results and the root's tail: the text, once read out of them."""
+
+    def __init__(
+        self, visible: etree._XSLTResultTree, hidden: etree._XSLTResultTree | None, tail: str
+    ) -> None:
+        self._visible, self._hidden, self._tail = visible, hidden, tail
+
+    def read(self) -> tuple[str, str]:
+        """The visible and hidden text; each result is freed once its bytes are out (one
+        copy of the text at a time besides the bytes, where ``str()`` held three)."""
+        visible = self._take("_visible").decode("utf-8") + self._tail
+        return visible, self._take("_hidden").decode("utf-8")
+
+    def _take(self, name: str) -> bytes:
+        result = getattr(self, name)
+        setattr(self, name, None)
+        return bytes(result) if result is not None else b""
+
+
+def _text_trees(root: etree._Element) -> _TextTrees | None:
+    """The transforms of _text_by_tree, not yet read out (see there)."""
     if _is_hidden(root):
         return None
     outermost = _outermost(element for element in _MAYBE_HIDDEN(root) if _is_hidden(element))
@@ -309,14 +347,14 @@ def _text_by_tree(root: etree._Element) -> tuple[str, str] | None:
         hidden_tag = "hidden-block" if tag.lower() in BLOCK_TAGS else "hidden"
         element.tag = f"{{{_OURS}}}{hidden_tag}"
     try:
-        visible = str(_transform("visible", _VISIBLE)(root))
-        hidden = str(_transform("hidden", _HIDDEN)(root)) if outermost else ""
+        visible = _transform("visible", _VISIBLE)(root)
+        hidden = _transform("hidden", _HIDDEN)(root) if outermost else None
     except etree.XSLTApplyError:
         return None
     finally:
         for element, tag in zip(outermost, tags, strict=True):
             element.tag = tag
-    return visible + (root.tail or ""), hidden
+    return _TextTrees(visible, hidden, root.tail or "")
 
 
 def _outermost(hidden_elements: Iterable[etree._Element]) -> list[etree._Element]:

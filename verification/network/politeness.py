@@ -8,7 +8,9 @@ other limits' do (``attest.ratelimit``: Redis with ``CACHE_URL``, else the datab
 Before payment the budget is only looked at: an origin with none left is refused with 429
 ``rate_limited`` (``details.reason`` ``host_rate_limited``). Each page fetch and redirect
 hop takes one turn; a turn that is not there after payment fails the whole call, not
-charged. robots.txt fetches take none.
+charged. robots.txt fetches take none. Without Redis a hop met in a batch's fetch thread
+is counted by the request thread once the fetches end (the threads cannot use the
+database), so the site may see that one batch's hops past its budget, never more.
 """
 
 from __future__ import annotations
@@ -44,9 +46,40 @@ class HostRateLimited(RateLimited):
     message = "Attest has fetched this site as often as it allows itself to for now."
 
 
-def mark_fetch_thread() -> None:
-    """A fetch pool's initializer: this thread must not use the database."""
+class DeferredTurns:
+    """The redirect hops a batch's fetch threads met while the budget lives in the database
+    (no Redis), which those threads cannot use: each hop's turn is taken by the request
+    thread once the fetches end (``take``), counted in the same shared table as every
+    other fetch. A hop over its site's budget then fails the call (429
+    ``host_rate_limited``, not charged), as it does when counted before the hop."""
+
+    def __init__(self) -> None:
+        self._hops: list[tuple[Target, tuple[str, str]]] = []
+        self._lock = threading.Lock()
+
+    def add(self, target: Target, rules: tuple[str, str]) -> None:
+        with self._lock:
+            self._hops.append((target, rules))
+
+    def take(self) -> None:
+        """Take every deferred turn, once; the first refusal is raised after all are taken."""
+        with self._lock:
+            hops, self._hops = self._hops, []
+        refused: HostRateLimited | None = None
+        for target, rules in hops:
+            try:
+                take_host_turn(target, rules)
+            except HostRateLimited as exc:
+                refused = refused or exc
+        if refused is not None:
+            raise refused
+
+
+def mark_fetch_thread(deferred: DeferredTurns | None = None) -> None:
+    """A fetch pool's initializer: this thread must not use the database; the hops it
+    cannot count go to ``deferred``."""
     _thread.fetch = True
+    _thread.deferred = deferred
 
 
 def in_fetch_thread() -> bool:
@@ -138,12 +171,16 @@ def hop_checks(target: Target) -> None:
 
     A hop met inside a fetch thread (a batch's pages are fetched at once) cannot use the
     database: without Redis its robots.txt comes from this process's cache and its turn
-    is not counted.
+    is taken by the request thread once the fetches end (DeferredTurns).
     """
     threaded = in_fetch_thread()
     rules = rules_for([target], in_thread=threaded)[target.parsed.origin]
     if not allowed_by(rules, target):
         raise RobotsDisallowed(details={"url": target.url})
     if threaded and not in_redis():
+        deferred = getattr(_thread, "deferred", None)
+        if deferred is None:
+            raise RuntimeError("a fetch thread without Redis needs DeferredTurns")
+        deferred.add(target, rules)
         return
     take_host_turn(target, rules)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import bisect
+import logging
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-from attest.errors import AttestError, Blocked
+from attest.errors import CACHE_OUTAGES, AttestError, Blocked
 from receipts.services import issue_receipt
 from verification.capacity import queues
 from verification.crossref.lookups import CallLookups
@@ -31,6 +32,8 @@ from verification.pipeline.steps import (
     too_costly,
 )
 
+logger = logging.getLogger(__name__)
+
 ROUTE_QUOTE = "verify/quote"
 ROUTE_FETCH = "fetch"
 
@@ -39,6 +42,37 @@ def unpaid_checks(*, client_ip: str, paid: bool) -> AbstractContextManager[None]
     """What the checks before an offer run under: one of an unpaid caller's few places
     (429 ``unpaid_in_flight`` past them); nothing for a payment that verified."""
     return nullcontext() if paid else queues.unpaid_checks_place(client_ip=client_ip)
+
+
+@contextmanager
+def paid_refusals_bounded(*, client_ip: str, paid: bool) -> Iterator[None]:
+    """What a paid single call's work after its payment runs under: the caller's bucket of
+    uncharged failures, shared with the batches (6 places, one back every 10 s).
+
+    A refusal after the payment verified (a full queue, a site over its budget, a refused
+    redirect: anything raised as an error) releases the claim and costs the caller
+    nothing, so each one uses a place; with none left the call is refused first, 429
+    ``uncharged_failures``, before any outbound work. A fresh authorization for every call
+    thus buys a bounded number of uncharged fetches. An answered call uses none and, unlike
+    a batch, holds none while it runs. Nothing for a trial call: the unpaid limit counts it.
+    With the shared store down a paid call goes on uncounted, as its site's budget does
+    (the outage is logged); unpaid work is refused meanwhile by the unpaid limit.
+    """
+    if not paid:
+        yield
+        return
+    try:
+        queues.failures_ensure_room(client_ip=client_ip)
+    except CACHE_OUTAGES:
+        logger.warning("uncharged-failure places unavailable; paid call uncounted", exc_info=True)
+    try:
+        yield
+    except AttestError:
+        try:
+            queues.failures_use(client_ip=client_ip)
+        except CACHE_OUTAGES:
+            logger.warning("uncharged-failure place not used: store down", exc_info=True)
+        raise
 
 
 def url_admit(*, url: str, route: str, request_id: str) -> Target:

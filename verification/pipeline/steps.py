@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard, TypeVar
 
@@ -18,7 +19,13 @@ from verification.crossref.lookups import CallLookups
 from verification.engine.doi import doi_named_by_link
 from verification.engine.match import MatchResult, MatchTooCostly, Mode, WorkBudget, match_quote
 from verification.network.fetch import FetchResult, Target, fetch
-from verification.network.politeness import hop_checks, mark_fetch_thread, take_host_turns
+from verification.network.politeness import (
+    DeferredTurns,
+    HostRateLimited,
+    hop_checks,
+    mark_fetch_thread,
+    take_host_turns,
+)
 from verification.pipeline.pages import Page, build_pages
 
 MAX_QUOTE_CHARS = 1000
@@ -115,13 +122,24 @@ def fetch_all(
     """
     if len(fetchers) == 1 and meanwhile is None:
         return [fetchers[0]()]
-    with ThreadPoolExecutor(
-        max_workers=len(fetchers), thread_name_prefix="fetch", initializer=mark_fetch_thread
-    ) as pool:
-        futures = [pool.submit(fetcher) for fetcher in fetchers]
-        if meanwhile is not None:
-            meanwhile()
-        return [future.result() for future in futures]
+    deferred = DeferredTurns()  # the redirect hops the threads could not count
+    try:
+        with ThreadPoolExecutor(
+            max_workers=len(fetchers),
+            thread_name_prefix="fetch",
+            initializer=mark_fetch_thread,
+            initargs=(deferred,),
+        ) as pool:
+            futures = [pool.submit(fetcher) for fetcher in fetchers]
+            if meanwhile is not None:
+                meanwhile()
+            results = [future.result() for future in futures]
+    except BaseException:
+        with suppress(HostRateLimited):  # the first error stands; the hops still count
+            deferred.take()
+        raise
+    deferred.take()
+    return results
 
 
 def fetch_and_look_up(
