@@ -51,7 +51,7 @@ def _ledger() -> list[Limit]:
         Limit(
             "Evidence rows in one resolve page",
             f"1 to {RESOLVE_MAX_LIMIT}",
-            "400 invalid_citation",
+            f"{refused_text(InvalidRequest)} (details.limit and details.count)",
         ),
         Limit(
             "Quote and context text in one resolve page",

@@ -12,6 +12,7 @@ from attest.schema import route_error_responses
 from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS
+from billing.pricing import priced_route
 from verification.api import route_errors
 from verification.api.serializers import (
     VerifyCitationsInput,
@@ -20,6 +21,7 @@ from verification.api.serializers import (
     VerifyQuotesOutput,
 )
 from verification.pipeline import batches, services
+from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES
 from verification.pipeline.records import PAID_ANSWERS
 from verification.pipeline.steps import MatchOptions
 
@@ -89,11 +91,12 @@ class VerifyCitationsView(APIView):
     @extend_schema(
         summary="Verify a batch of citations",
         description=(
-            "Checks 1 to 10 citations (a quote and the URL it is attributed to). Each distinct "
-            "URL is fetched once, all at once; every quote is matched against its page's copy. "
-            "results has one entry per citation in request order, pages one per distinct URL, "
-            "all under one signed receipt. A quote too costly to match gets its own error while "
-            "the batch is charged; a dead host is a result. A trial covers at most 3 citations."
+            f"Checks 1 to {MAX_CITATIONS} citations (a quote and the URL it is attributed to). "
+            "Each distinct URL is fetched once, all at once; every quote is matched against its "
+            "page's copy. results has one entry per citation in request order, pages one per "
+            "distinct URL, all under one signed receipt. A quote too costly to match gets its own "
+            "error while the batch is charged; a dead host is a result. A trial covers at most "
+            f"{priced_route('verify/citations').trial_max_size} citations."
         ),
         request=VerifyCitationsInput,
         parameters=PAYMENT_PARAMETERS,
@@ -139,9 +142,10 @@ class VerifyQuotesView(APIView):
     @extend_schema(
         summary="Verify many quotes on one page",
         description=(
-            "Fetches the page once and matches 1 to 20 quotes on it; results has one entry per "
-            "quote in request order, each with the fields of verify/quote's result. The fuzzy "
-            "searches share twice one verify/quote call's work limit, as a citations batch does."
+            f"Fetches the page once and matches 1 to {MAX_QUOTES} quotes on it; results has one "
+            "entry per quote in request order, each with the fields of verify/quote's result. The "
+            "fuzzy searches share twice one verify/quote call's work limit, as a citations batch "
+            "does."
         ),
         request=VerifyQuotesInput,
         parameters=PAYMENT_PARAMETERS,

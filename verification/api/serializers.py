@@ -54,7 +54,7 @@ class URLField(StrictCharField):
         return URL_PATTERN
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("help_text", "http or https URL, at most 2,048 characters.")
+        kwargs.setdefault("help_text", f"http or https URL, at most {MAX_URL_LENGTH:,} characters.")
         super().__init__(max_length=MAX_URL_LENGTH, trim_whitespace=False, **kwargs)
 
     def to_internal_value(self, data):
@@ -116,8 +116,8 @@ class VerifyQuoteInput(MatchOptionsInput):
     url = URLField()
     quote = quote_field(
         help_text=(
-            "Text to look for (with passages, the claim to find support for); at most 1,000 "
-            "characters after normalisation."
+            "Text to look for (with passages, the claim to find support for); at most "
+            f"{MAX_QUOTE_CHARS:,} characters after normalisation."
         ),
     )
 
@@ -130,7 +130,7 @@ class VerifyQuoteInput(MatchOptionsInput):
 
 class CitationInput(NoUnknownFields):
     url = URLField()
-    quote = quote_field(help_text="At most 1,000 characters after normalisation.")
+    quote = quote_field(help_text=f"At most {MAX_QUOTE_CHARS:,} characters after normalisation.")
 
 
 class BatchSizeChecked(MatchOptionsInput):
