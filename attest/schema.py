@@ -1,7 +1,9 @@
 """OpenAPI pieces every app's routes share: the error envelope, its codes, and the contract.
 
 ``error_response`` documents one error status of a route with the codes it can carry (an
-``enum``, and one example each). ``document_contract`` (a drf-spectacular postprocessing
+``enum``, and one example each); ``route_error_responses`` builds every error status of a
+route from the errors its app registered (``attest.registry``), so the schema, the docs
+page and the docs check read one list. ``document_contract`` (a drf-spectacular postprocessing
 hook) then adds what every route shares, by walking the schema's operations, so a new
 route gets it without a line of its own: the public ``servers`` entry, ``X-Request-ID``
 on every answer, ``Retry-After`` on every 429 and 503, the RateLimit headers on limited
