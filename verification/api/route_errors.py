@@ -58,9 +58,9 @@ VERIFY_QUOTE_ERRORS = (
     _HOST_RATE,
     _PDF_QUEUE,
     raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
-    _DNS,
     UNAVAILABLE,
     *PAYMENT_ERRORS,
+    _DNS,
     INTERNAL,
 )
 BATCH_ERRORS = (
@@ -98,9 +98,9 @@ BATCH_ERRORS = (
     ),
     _QUEUES,
     raised(NotOnEdge, "A page is a PDF and this server runs in edge mode."),
-    _DNS,
     UNAVAILABLE,
     *PAYMENT_ERRORS,
+    _DNS,
     INTERNAL,
 )
 FETCH_ERRORS = (
@@ -118,9 +118,9 @@ FETCH_ERRORS = (
     _HOST_RATE,
     _PDF_QUEUE,
     raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
-    _DNS,
     UNAVAILABLE,
     *PAYMENT_ERRORS,
+    _DNS,
     INTERNAL,
 )
 
