@@ -5,7 +5,9 @@ answer and what it enforces, and the wiring (docs pages, dashboard) renders what
 registered without importing the app's internals:
 
 - ``register_errors(route, errors)``: a route's error list ("POST /v1/fetch" → ErrorDocs),
-  in ``<app>/docs.py``; the docs page lists it and the docs check holds it to the schema.
+  in the app's ``route_errors`` module, which both its views and its ``docs`` module import:
+  the view's schema is built from it (``attest.schema.route_error_responses``), the docs
+  page lists it, and the docs check holds the two to each other.
 - ``register_limits(group, rows)``: a callable returning a group's Limit rows, read when a
   page renders (so each figure comes from the running settings), in ``<app>/docs.py``.
 - ``register_table(name, rows)``: any other table a page shows (claims, statuses).
@@ -139,6 +141,12 @@ def discover() -> None:
 
 def errors(route: str) -> tuple[ErrorDoc, ...]:
     discover()
+    return registered_errors(route)
+
+
+def registered_errors(route: str) -> tuple[ErrorDoc, ...]:
+    """A route's errors without discovering: for a view's schema, read when its module is
+    imported, after the module that registers them (``<app>/.../route_errors.py``)."""
     try:
         return _errors[route]
     except KeyError:

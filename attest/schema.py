@@ -1,7 +1,9 @@
 """OpenAPI pieces every app's routes share: the error envelope, its codes, and the contract.
 
 ``error_response`` documents one error status of a route with the codes it can carry (an
-``enum``, and one example each). ``document_contract`` (a drf-spectacular postprocessing
+``enum``, and one example each); ``route_error_responses`` builds every error status of a
+route from the errors its app registered (``attest.registry``), so the schema, the docs
+page and the docs check read one list. ``document_contract`` (a drf-spectacular postprocessing
 hook) then adds what every route shares, by walking the schema's operations, so a new
 route gets it without a line of its own: the public ``servers`` entry, ``X-Request-ID``
 on every answer, ``Retry-After`` on every 429 and 503, the RateLimit headers on limited
@@ -21,6 +23,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
+
+from attest.registry import ErrorDoc, registered_errors
 
 
 class ErrorBody(serializers.Serializer):
@@ -109,6 +113,37 @@ def error_schema(codes: list[str]) -> dict[str, Any]:
     }
 
 
+def route_error_responses(route: str) -> dict[int, OpenApiResponse]:
+    """A route's documented error statuses, built from the errors its app registered
+    (``attest.registry``), so its schema, its docs page and the docs check read one list.
+
+    Each status lists its codes (the enum) and what each means; on a priced route (one that
+    can answer 402) each says whether it is charged. The errors every route shares (500,
+    503 unavailable, and 400 invalid_json, 413 and 415 where a body is read) are left to
+    ``document_contract``, which adds them to every operation alike.
+    """
+    registered = registered_errors(route)
+    priced = any(doc.status == 402 for doc in registered)
+    by_status: dict[int, list[ErrorDoc]] = {}
+    for doc in registered:
+        if (str(doc.status), doc.code) not in _CONTRACT_ERRORS:
+            by_status.setdefault(doc.status, []).append(doc)
+    return {
+        status: OpenApiResponse(
+            error_schema(list(dict.fromkeys(doc.code for doc in docs))),
+            description=" ".join(_error_line(doc, priced=priced) for doc in docs),
+        )
+        for status, docs in sorted(by_status.items())
+    }
+
+
+def _error_line(doc: ErrorDoc, *, priced: bool) -> str:
+    line = f"{doc.code}: {doc.when}"
+    if priced:
+        line += " Charged." if doc.charged else " Not charged."
+    return line
+
+
 # --- the contract every route shares (postprocessing hook) ------------------------
 
 _JSON = "application/json"
@@ -154,6 +189,7 @@ _BODY = {
     "413": ("request_too_large", "request_too_large: the body is over ATTEST_MAX_BODY_BYTES."),
     "415": ("unsupported_media_type", "unsupported_media_type: send application/json."),
 }
+_CONTRACT_ERRORS = {(status, code) for status, (code, _) in (*_SHARED.items(), *_BODY.items())}
 
 
 def _error_content(response: dict) -> dict | None:

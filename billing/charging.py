@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from billing.pricing import priced_route
+
 
 @dataclass(frozen=True)
 class ChargingRule:
@@ -15,6 +17,8 @@ class ChargingRule:
 
 # Every rule of the verify/quote and verify/citations seeds. The charging table on
 # /docs/payments is rendered from this list, so the two cannot drift apart.
+_TRIAL_MAX_CITATIONS = priced_route("verify/citations").trial_max_size
+
 CHARGING_RULES: tuple[ChargingRule, ...] = (
     ChargingRule(
         "Malformed request: a missing or bad field, URL, quote or option, or a list over its size",
@@ -35,7 +39,8 @@ CHARGING_RULES: tuple[ChargingRule, ...] = (
         False,
     ),
     ChargingRule(
-        "Unpaid batch of more than 3 citations: the offer, reason trial_too_large",
+        f"Unpaid batch of more than {_TRIAL_MAX_CITATIONS} citations: the offer, reason "
+        "trial_too_large",
         402,
         "payment_required",
         False,

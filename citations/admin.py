@@ -309,7 +309,9 @@ def versions_svg(versions, title: str) -> str:
 
 class RetractForm(forms.Form):
     reason = forms.CharField(
-        max_length=2000, widget=forms.Textarea(attrs={"rows": 3}), help_text="Why, for the record."
+        max_length=models.RETRACTION_REASON_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Why, for the record.",
     )
 
 

@@ -16,6 +16,10 @@ from citations.extract.intervals import Interval
 EXTERNAL_ID_MAX_LENGTH = 200
 # The characters of a fact's comparison key (Fact.value_key); a longer key is refused.
 VALUE_KEY_MAX_LENGTH = 200
+# The longest statement a caller writes for a fact (an authored record, a correction), and
+# the longest reason it gives for a retraction (the API and the admin's form both take).
+STATEMENT_MAX_CHARS = 2000
+RETRACTION_REASON_MAX_CHARS = 2000
 
 
 _Row = TypeVar("_Row", bound=models.Model)

@@ -1,33 +1,18 @@
-"""What receipts registers for the docs pages: the check route's errors, the claims, a limit."""
+"""What receipts registers for the docs pages: the claims and a limit (the check route's errors
+are registered by ``receipts.route_errors``, imported here for discovery)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from attest.errors import InvalidRequest
 from attest.registry import (
-    BODY_ERRORS,
-    INTERNAL,
-    UNAVAILABLE,
     Limit,
-    raised,
-    register_errors,
     register_limits,
     register_table,
 )
 from attest_core.jws import MAX_RECEIPT_CHARS
 from attest_core.payloads import PageClaims, PassageClaims, ResultClaims
-from billing.docs import UNPAID_LIMIT
-
-RECEIPT_VERIFY_ERRORS = (
-    raised(
-        InvalidRequest, "receipt is missing or not a string, or page is not a non-negative integer."
-    ),
-    *BODY_ERRORS,
-    UNPAID_LIMIT,
-    UNAVAILABLE,
-    INTERNAL,
-)
+from receipts import route_errors  # noqa: F401 (registers the check route's errors)
 
 # What each signed claim means, one line each; every claim of the payloads has its line.
 CLAIMS_DOC = {
@@ -69,7 +54,6 @@ def _receipts() -> list[Limit]:
     ]
 
 
-register_errors("POST /v1/receipt/verify", RECEIPT_VERIFY_ERRORS)
 register_limits("Payments and receipts", _receipts)
 register_table("page claims", lambda: claim_rows(PageClaims))
 register_table("result claims", lambda: claim_rows(ResultClaims))

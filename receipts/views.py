@@ -11,9 +11,9 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
 from attest.fields import ExampleDictField, StrictCharField, StrictIntegerField
-from attest.schema import error_response
+from attest.schema import error_response, route_error_responses
 from billing.unpaid import unpaid_limited
-from receipts import log, selectors, services
+from receipts import log, route_errors, selectors, services
 
 JWKS_MAX_AGE = 300  # short, so a rotated-in key reaches caches within minutes
 
@@ -150,8 +150,7 @@ class ReceiptVerifyView(APIView):
         request=InputSerializer,
         responses={
             200: OutputSerializer,
-            400: error_response("invalid_request or invalid_json"),
-            415: error_response("unsupported_media_type"),
+            **route_error_responses(route_errors.RECEIPT_VERIFY),
         },
         examples=[
             OpenApiExample(

@@ -47,6 +47,8 @@ BY_MESSAGE = [
     ("invalid_request", "after must be the next value"),
     # An authored record names its author or is backed by web evidence (one of the two).
     ("invalid_request", "Say who states the record, or back it with"),
+    # A piece of evidence is a message's (message_id) or the web's (receipt), one of the two.
+    ("invalid_request", "(web evidence), one of the two"),
     # A statement is the value unless a value is given: then the value's limit is its.
     ("invalid_request", "characters once case-folded"),
     # One field's value bounded by another's (an interval's end after its start).

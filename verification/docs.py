@@ -1,4 +1,5 @@
-"""What verification registers for the docs pages: its routes' errors and its limits."""
+"""What verification registers for the docs pages: its limits (its routes' errors are
+registered by ``verification.api.route_errors``, imported here so discovery finds them)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,16 @@ from typing import cast
 from django.conf import settings
 from rest_framework.fields import FloatField
 
-from attest.errors import Blocked, InvalidRequest, NotOnEdge, OverCapacity, RateLimited
+from attest.errors import InvalidRequest, NotOnEdge
 from attest.registry import (
-    BODY_ERRORS,
-    INTERNAL,
-    UNAVAILABLE,
     Limit,
     bytes_text,
-    raised,
     refused_text,
-    register_errors,
     register_limits,
     seconds_text,
 )
 from attest_core.passages import MAX_MISSING, MAX_PASSAGES, TEXT_CAP
-from billing.docs import PAYMENT_ERRORS, UNPAID_LIMIT
+from verification.api import route_errors  # noqa: F401 (registers the routes' errors)
 from verification.api.serializers import MAX_RAW_QUOTE_CHARS, VerifyQuoteInput
 from verification.capacity.pdf_pool import PDF_SECONDS, PDF_WORKERS
 from verification.capacity.pdf_worker import PDF_WORKER_MEMORY
@@ -37,118 +33,11 @@ from verification.engine.pdf_text import (
     MAX_PAGES,
 )
 from verification.network.addresses import MAX_URL_LENGTH
-from verification.network.fetch import MAX_REDIRECTS, DnsUnavailable, HostNotFound
-from verification.network.politeness import MAX_CRAWL_DELAY, HostRateLimited
-from verification.network.robots import MAX_ROBOTS_BYTES, ROBOTS_DEADLINE, RobotsDisallowed
-from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES, BatchTooLarge
+from verification.network.fetch import MAX_REDIRECTS
+from verification.network.politeness import MAX_CRAWL_DELAY
+from verification.network.robots import MAX_ROBOTS_BYTES, ROBOTS_DEADLINE
+from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MatchTooCostlyError
-
-_PDF_QUEUE = raised(
-    OverCapacity,
-    "The page is a PDF and the shared PDF queue is full (details.reason pdf_queue_full); "
-    "retry after Retry-After.",
-)
-_DNS = raised(DnsUnavailable, "Our resolver failed or timed out (not a missing name); retry.")
-_HOST_RATE = raised(
-    HostRateLimited,
-    "The site's fetch budget (ATTEST_HOST_RATE, or its robots.txt Crawl-delay) is spent "
-    "(details.reason host_rate_limited, details.host names it), before payment or, for a "
-    "redirect, after it; or the caller's unpaid checks are all running (unpaid_in_flight); "
-    "or, for a paid call, the caller's places for uncharged failures are used "
-    "(uncharged_failures). Retry after Retry-After; not charged.",
-)
-_QUEUES = raised(
-    OverCapacity,
-    "The shared match or PDF queue is full (details.reason match_queue_full or "
-    "pdf_queue_full); retry after Retry-After.",
-)
-VERIFY_QUOTE_ERRORS = (
-    raised(
-        InvalidRequest,
-        "A field is missing, of the wrong type or out of range; details.field names it.",
-    ),
-    *BODY_ERRORS,
-    raised(
-        Blocked,
-        "The host has an address that is not public, directly or after a redirect, or a "
-        "redirect leads to a URL that is not http or https (details.reason "
-        "redirect_not_followed, details.scheme names it).",
-    ),
-    raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
-    raised(HostNotFound, "The URL's host name does not resolve."),
-    raised(
-        MatchTooCostlyError,
-        "Fuzzy matching this quote on this page needs more work than one call may use.",
-    ),
-    UNPAID_LIMIT,
-    _HOST_RATE,
-    _PDF_QUEUE,
-    raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
-    _DNS,
-    UNAVAILABLE,
-    *PAYMENT_ERRORS,
-    INTERNAL,
-)
-BATCH_ERRORS = (
-    raised(
-        InvalidRequest,
-        "A field is missing, of the wrong type or out of range; details.field names the member, "
-        "such as citations[2].quote. An empty list is refused too.",
-    ),
-    *BODY_ERRORS,
-    raised(
-        Blocked,
-        "A URL (the first one in request order) or a redirect leads to an address that is not "
-        "public, or a redirect to a URL that is not http or https (details.reason "
-        "redirect_not_followed); details.field names it. The whole batch is refused.",
-    ),
-    raised(RobotsDisallowed, "robots.txt does not let AttestBot read a URL or a redirect."),
-    raised(
-        BatchTooLarge,
-        "More members than the route allows (details.field names the list, with its limit "
-        "and count); split the batch.",
-    ),
-    raised(HostNotFound, "No URL of the batch has a host name that resolves."),
-    raised(
-        MatchTooCostlyError,
-        "Every quote was over its fuzzy work limit or reached after the batch's share was "
-        "spent; details.failed lists them.",
-    ),
-    raised(
-        RateLimited,
-        "The caller's bucket of uncharged failed batches is empty (details.reason "
-        "uncharged_failures), too many unpaid requests (unpaid_requests) or unpaid checks "
-        "running (unpaid_in_flight), or a site's fetch budget is spent (host_rate_limited, "
-        "details.host; after payment for a redirect, failing the whole batch); retry after "
-        "Retry-After.",
-    ),
-    _QUEUES,
-    raised(NotOnEdge, "A page is a PDF and this server runs in edge mode."),
-    _DNS,
-    UNAVAILABLE,
-    *PAYMENT_ERRORS,
-    INTERNAL,
-)
-FETCH_ERRORS = (
-    raised(InvalidRequest, "url is missing, not http(s), too long or carries a password."),
-    *BODY_ERRORS,
-    raised(
-        Blocked,
-        "The host has an address that is not public, directly or after a redirect, or a "
-        "redirect leads to a URL that is not http or https (details.reason "
-        "redirect_not_followed, details.scheme names it).",
-    ),
-    raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
-    raised(HostNotFound, "The URL's host name does not resolve."),
-    UNPAID_LIMIT,
-    _HOST_RATE,
-    _PDF_QUEUE,
-    raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
-    _DNS,
-    UNAVAILABLE,
-    *PAYMENT_ERRORS,
-    INTERNAL,
-)
 
 
 def _requests() -> list[Limit]:
@@ -364,10 +253,6 @@ def _batches() -> list[Limit]:
     ]
 
 
-register_errors("POST /v1/verify/quote", VERIFY_QUOTE_ERRORS)
-register_errors("POST /v1/verify/quotes", BATCH_ERRORS)
-register_errors("POST /v1/verify/citations", BATCH_ERRORS)
-register_errors("POST /v1/fetch", FETCH_ERRORS)
 register_limits("Requests", _requests)
 register_limits("Fetching a page", _fetching)
 register_limits("PDF", _pdf)

@@ -9,15 +9,15 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from attest.schema import route_error_responses
 from citations.api import lifecycle_serializers as s
+from citations.api import route_errors
 from citations.api.serializers import FactOut
-from citations.api.views import LedgerView, ledger_errors
+from citations.api.views import LedgerView
 from citations.services.erasure import erasure_perform
 from citations.services.export import subject_export
 from citations.services.rebuilds import project_rebuild_start, rebuild_get, source_rebuild
 from citations.tasks import project_rebuild_enqueue
-
-UNKNOWN_SOURCE = "`not_found`: the subject or message is unknown or erased."
 
 
 class RebuildsView(LedgerView):
@@ -37,12 +37,7 @@ class RebuildsView(LedgerView):
         responses={
             201: s.RebuildOut,
             202: s.RebuildOut,
-            **ledger_errors(
-                {
-                    404: UNKNOWN_SOURCE,
-                    409: "`rebuild_running`: a project rebuild is already running.",
-                }
-            ),
+            **route_error_responses(route_errors.REBUILDS),
         },
         examples=[
             OpenApiExample(
@@ -85,9 +80,7 @@ class RebuildView(LedgerView):
         description="The rebuild's generation, its progress, and its counts once `done`.",
         responses={
             200: s.RebuildOut,
-            **ledger_errors(
-                {404: "`not_found`: no rebuild with this ID in this project."}, bad_request=None
-            ),
+            **route_error_responses(route_errors.REBUILD_GET),
         },
         tags=["fact ledger"],
     )
@@ -113,7 +106,7 @@ class ErasuresView(LedgerView):
         request=s.ErasureIn,
         responses={
             200: s.ErasureOut,
-            **ledger_errors({404: UNKNOWN_SOURCE}),
+            **route_error_responses(route_errors.ERASURES),
         },
         examples=[
             OpenApiExample(
@@ -153,9 +146,7 @@ class SubjectExportView(LedgerView):
             (200, "application/x-ndjson"): OpenApiResponse(
                 response=OpenApiTypes.STR, description="NDJSON lines, each with a `type`."
             ),
-            **ledger_errors(
-                {404: "`not_found`: the subject is unknown or erased."}, bad_request=None
-            ),
+            **route_error_responses(route_errors.SUBJECT_EXPORT),
         },
         tags=["fact ledger"],
     )

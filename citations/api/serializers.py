@@ -23,7 +23,15 @@ from attest.fields import (
 )
 from citations.cursor import BadCursor, position_after
 from citations.extract.intervals import STATUSES
-from citations.models import EXTERNAL_ID_MAX_LENGTH, PREDICATE_MAX_LENGTH, EvidenceKind, Role
+from citations.models import (
+    EXTERNAL_ID_MAX_LENGTH,
+    PREDICATE_MAX_LENGTH,
+    RETRACTION_REASON_MAX_CHARS,
+    STATEMENT_MAX_CHARS,
+    VALUE_KEY_MAX_LENGTH,
+    EvidenceKind,
+    Role,
+)
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
     INVENTORY_MAX_LIMIT,
@@ -38,7 +46,7 @@ from citations.selectors import (
 )
 from citations.selectors.web_evidence import REASONS, WebQuoteIn
 from citations.services.authoring import MESSAGE_REASONS, AuthoredStatement, MessageQuoteIn
-from citations.services.predicates import NAME_PATTERN, NAME_RE, NAME_RULE
+from citations.services.predicates import DESCRIPTION_MAX_CHARS, NAME_PATTERN, NAME_RE, NAME_RULE
 
 MAX_WEB_EVIDENCE = 20
 # As verify/quote takes a quote as sent; a receipt as attest_core.jws caps it.
@@ -115,7 +123,10 @@ class MessageIn(serializers.Serializer):
 class ObservationsIn(serializers.Serializer):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     messages = serializers.ListField(
-        child=MessageIn(), min_length=1, max_length=MAX_MESSAGES, help_text="1 to 100 messages."
+        child=MessageIn(),
+        min_length=1,
+        max_length=MAX_MESSAGES,
+        help_text=f"1 to {MAX_MESSAGES} messages.",
     )
 
     def validate_messages(self, value: list[dict]) -> list[dict]:
@@ -268,9 +279,9 @@ class StatementIn(serializers.Serializer):
         max_length=PREDICATE_MAX_LENGTH,
         help_text="A built-in predicate or one the project declared (GET /v1/predicates).",
     )
-    statement = StrictCharField(max_length=2000)
+    statement = StrictCharField(max_length=STATEMENT_MAX_CHARS)
     value = StrictCharField(
-        max_length=200,
+        max_length=VALUE_KEY_MAX_LENGTH,
         required=False,
         help_text="What the fact says, such as a city; by default the statement itself.",
     )
@@ -382,7 +393,7 @@ class CountedFirstListField(serializers.ListField):
 class AuthoredFactIn(StatementIn):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     statement = StrictCharField(
-        max_length=2000,
+        max_length=STATEMENT_MAX_CHARS,
         required=False,
         help_text="The fact in words. Required unless `evidence` quotes a message: then "
         "the first quote by default.",
@@ -452,7 +463,9 @@ class ReplacementIn(StatementIn):
 
 
 class RetractIn(serializers.Serializer):
-    reason = StrictCharField(max_length=2000, help_text="Why the fact is withdrawn.")
+    reason = StrictCharField(
+        max_length=RETRACTION_REASON_MAX_CHARS, help_text="Why the fact is withdrawn."
+    )
     replacement = ReplacementIn(
         required=False, help_text="A correction: the fact that is true instead."
     )
@@ -791,7 +804,9 @@ class PredicateIn(NoUnknownFields):
         choices=["one", "many"],
         help_text="`one`: a new value supersedes the old; `many`: values accumulate.",
     )
-    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+    description = StrictCharField(
+        max_length=DESCRIPTION_MAX_CHARS, required=False, allow_blank=True
+    )
 
 
 class PredicateOut(serializers.Serializer):

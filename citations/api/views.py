@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
@@ -16,7 +15,8 @@ from rest_framework.views import APIView
 
 from attest.errors import NotFound, RateLimited, client_code
 from attest.ratelimit import rate_limit
-from attest.schema import error_response
+from attest.schema import route_error_responses
+from citations.api import route_errors
 from citations.api import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential, ProjectPrincipal
 from citations.models import Project
@@ -34,28 +34,6 @@ from citations.services.predicates import predicate_declare, predicates_list
 from citations.services.reads import facts_list
 
 logger = logging.getLogger("attest.citations")
-
-AUTH_ERRORS = {
-    401: error_response("`unauthenticated`: no credential, or an unknown or revoked one."),
-    403: error_response("`project_suspended`: the credential's project is suspended."),
-    429: error_response("`rate_limited`: too many requests for this credential; see Retry-After."),
-}
-INVALID_BODY = "`invalid_request` (with `details.field`) or `invalid_json`."
-# A write naming an erased subject (erasure is sticky): the same 404 as an unknown ID.
-ERASED_SUBJECT = "`not_found`: the subject was erased."
-UNKNOWN_ID = "`not_found`: unknown, erased, or another project's ID (alike)."
-
-
-def ledger_errors(
-    own: Mapping[int, str] | None = None, *, bad_request: str | None = INVALID_BODY
-) -> dict[int, OpenApiResponse]:
-    """A ledger route's documented errors: its 400 (None for a route that reads no input),
-    the credential's AUTH_ERRORS, then the statuses of its own, each given as a description."""
-    errors = {} if bad_request is None else {400: error_response(bad_request)}
-    errors.update(AUTH_ERRORS)
-    errors.update({code: error_response(text) for code, text in (own or {}).items()})
-    return errors
-
 
 POLICY = "ledger"
 
@@ -175,13 +153,7 @@ class ObservationsView(LedgerView):
         request=s.ObservationsIn,
         responses={
             201: s.ObservationsOut,
-            **ledger_errors(
-                {
-                    404: ERASED_SUBJECT,
-                    409: "`message_conflict`: the message ID was stored with other text, role, "
-                    "time or subject.",
-                }
-            ),
+            **route_error_responses(route_errors.OBSERVATIONS),
         },
         examples=[
             OpenApiExample(
@@ -242,7 +214,7 @@ class RecallView(LedgerView):
         request=s.RecallIn,
         responses={
             200: s.RecallOut,
-            **ledger_errors(),
+            **route_error_responses(route_errors.RECALL),
         },
         tags=["fact ledger"],
     )
@@ -285,16 +257,7 @@ class ResolveView(LedgerView):
         request=s.ResolveIn,
         responses={
             200: s.ResolveOut,
-            **ledger_errors(
-                {
-                    404: UNKNOWN_ID,
-                    422: "`citation_limit`: the source text is too large; use a subject export.",
-                    500: "`evidence_mismatch`: stored bytes, or a web quote's receipt, do not "
-                    "match; no evidence returned.",
-                },
-                bad_request="`invalid_citation`: the ID or the page parameters are malformed; "
-                "`invalid_request` (details.field `limit`) for a `limit` over 32.",
-            ),
+            **route_error_responses(route_errors.RESOLVE),
         },
         tags=["fact ledger"],
     )
@@ -330,13 +293,7 @@ class FactRetractView(LedgerView):
         request=s.RetractIn,
         responses={
             200: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
-            **ledger_errors(
-                {
-                    404: UNKNOWN_ID,
-                    409: "`already_retracted`: retracted before (the first retraction stands); "
-                    "`fact_not_believed`: a rebuild or a merge already closed it.",
-                }
-            ),
+            **route_error_responses(route_errors.FACT_RETRACT),
         },
         examples=[
             OpenApiExample(
@@ -379,7 +336,7 @@ class FactsView(LedgerView):
         parameters=[s.InventoryQuery],
         responses={
             200: s.InventoryOut,
-            **ledger_errors(bad_request="`invalid_request` (with `details.field`)."),
+            **route_error_responses(route_errors.FACTS_LIST),
         },
         tags=["fact ledger"],
     )
@@ -415,12 +372,7 @@ class FactsView(LedgerView):
         request=s.AuthoredFactIn,
         responses={
             201: OpenApiResponse(s.ResolveOut, description=RESOLVED_FACT),
-            **ledger_errors(
-                {404: ERASED_SUBJECT},
-                bad_request="`invalid_request` (with `details.field`) or `invalid_json`; refused "
-                "web evidence also names `details.reason`: `receipt_invalid`, `quote_mismatch`, "
-                "`no_match` or `page_not_real`.",
-            ),
+            **route_error_responses(route_errors.FACTS_CREATE),
         },
         examples=[
             OpenApiExample(
@@ -482,7 +434,10 @@ class PredicatesView(LedgerView):
             "the built-in extractor) first, then those the project declared, each with its "
             "cardinality (`one`: a new value supersedes the old; `many`: values accumulate)."
         ),
-        responses={200: s.PredicatesOut, **ledger_errors(bad_request=None)},
+        responses={
+            200: s.PredicatesOut,
+            **route_error_responses(route_errors.PREDICATES_LIST),
+        },
         tags=["fact ledger"],
     )
     def get(self, request: Request) -> Response:
@@ -501,12 +456,7 @@ class PredicatesView(LedgerView):
         responses={
             201: s.PredicateOut,
             200: s.PredicateOut,
-            **ledger_errors(
-                {
-                    409: "`predicate_conflict`: a built-in's name, or declared with "
-                    "another cardinality."
-                }
-            ),
+            **route_error_responses(route_errors.PREDICATES_DECLARE),
         },
         examples=[
             OpenApiExample(

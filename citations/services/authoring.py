@@ -33,10 +33,6 @@ from citations.services.reads import read_snapshot
 from citations.services.timeline import known_now, revise
 from citations.services.web_evidence import web_evidence_add
 
-# The column that compares values (Fact.value_key) holds this many characters.
-VALUE_KEY_CHARS = VALUE_KEY_MAX_LENGTH
-
-
 # The reasons a piece of message evidence is refused, in ``details.reason``.
 QUOTE_NOT_IN_MESSAGE = "quote_not_in_message"
 MESSAGE_NOT_FOUND = "message_not_found"
@@ -169,10 +165,10 @@ def write_authored(
     )
     value = statement.value or statement.statement
     key = value_key(value)
-    if len(key) > VALUE_KEY_CHARS:
+    if len(key) > VALUE_KEY_MAX_LENGTH:
         # A long statement with no value of its own, or a value that grows when case-folded.
         raise InvalidRequest(
-            f"value: at most {VALUE_KEY_CHARS} characters once case-folded; give a shorter "
+            f"value: at most {VALUE_KEY_MAX_LENGTH} characters once case-folded; give a shorter "
             "`value` (by default the statement is the value).",
             field="value",
         )
@@ -230,9 +226,9 @@ def write_client(
     text = statement.statement or first_quote.decode("utf-8")
     value = statement.value or text
     key = value_key(value)
-    if len(key) > VALUE_KEY_CHARS:
+    if len(key) > VALUE_KEY_MAX_LENGTH:
         raise InvalidRequest(
-            f"value: at most {VALUE_KEY_CHARS} characters once case-folded; give a shorter "
+            f"value: at most {VALUE_KEY_MAX_LENGTH} characters once case-folded; give a shorter "
             "`value` (by default the statement, or else the first quote, is the value).",
             field="value",
         )

@@ -41,6 +41,7 @@ from billing.charging import CHARGING_RULES
 from billing.pricing import PRICED_ROUTES
 from citations.extract.intervals import STATUSES
 from tests.citations.conftest import make_ledger
+from tests.citations.openapi import assert_matches_schema
 from tests.verification.conftest import PageServer, page
 from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES
 from wiring.docs import PAGES
@@ -356,8 +357,33 @@ WITH_EXAMPLES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def published_schema():
+    from drf_spectacular.generators import SchemaGenerator
+
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def _schema_path(schema: dict, path: str) -> str:
+    """The schema's path template a concrete path is an instance of."""
+    path = urlsplit(path).path
+    for template in schema["paths"]:
+        if re.fullmatch(re.sub(r"\{[^/]+\}", "[^/]+", template), path):
+            return template
+    raise AssertionError(f"{path} is no route of the schema")
+
+
+def _holds_to_the_schema(schema: dict, method: str, path: str, response) -> None:
+    """A JSON answer is what the schema documents: no key it does not declare, every key it
+    requires, each of its type."""
+    if response.get("Content-Type", "").startswith("application/json"):
+        assert_matches_schema(schema, _schema_path(schema, path), method.lower(), response)
+
+
 @pytest.mark.parametrize("slug", WITH_EXAMPLES)
-def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, service, slug):
+def test_every_example_on_the_page_answers_what_it_shows(
+    api, client, settings, service, slug, published_schema
+):
     examples = _examples(_html(client, f"/docs/{slug}"))
     assert examples, f"/docs/{slug} shows no example"
     ledger, previous = make_ledger(), None
@@ -372,6 +398,7 @@ def test_every_example_on_the_page_answers_what_it_shows(api, client, settings, 
             where,
             getattr(response, "content", b"")[:500],
         )
+        _holds_to_the_schema(published_schema, example.method, example.path, response)
         documented = _outside_to_loopback(example.response, service)
         assert_documented(documented, previous, where, example.shape_only)
         settings.ATTEST_TRIAL_CALLS_PER_DAY = 1000

@@ -65,3 +65,28 @@ def test_a_route_s_registered_errors_are_the_codes_its_schema_documents(doc):
         registered.setdefault(str(error.status), set()).add(error.code)
     documented = {status: _schema_codes(responses, status) for status in responses}
     assert registered == {status: codes for status, codes in documented.items() if codes}
+
+
+def _operations(schema: dict):
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            yield f"{method.upper()} {path}", operation
+
+
+def test_a_route_s_schema_is_built_from_its_registered_errors():
+    """Each error a route registers is in its schema as registered: its code in the status's
+    enum and what it means in the status's description (the one list, read by both)."""
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    checked = 0
+    for route, operation in _operations(schema):
+        try:
+            registered = registry.errors(route)
+        except LookupError:
+            continue
+        checked += 1
+        for error in registered:
+            response = operation["responses"][str(error.status)]
+            assert error.code in _schema_codes(operation["responses"], str(error.status))
+            if error not in (*registry.BODY_ERRORS, registry.INTERNAL, registry.UNAVAILABLE):
+                assert f"{error.code}: {error.when}" in response["description"], (route, error)
+    assert checked == 17

@@ -12,10 +12,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from attest import errors
+from attest.schema import route_error_responses
 from billing.decorators import priced
 from billing.models import PaymentClaim
-from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from billing.openapi import PAYMENT_PARAMETERS
 from billing.pricing import PRICED_ROUTES
+from billing.route_errors import PAYMENT
 
 # Each non-charged error a real priced view may raise after payment, as the seeds list them.
 UNCHARGED = {
@@ -62,7 +64,11 @@ def priced_test_view(route: str):
         @extend_schema(
             request=Body,
             parameters=PAYMENT_PARAMETERS,
-            responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, **PAYMENT_RESPONSES},
+            responses={
+                200: OpenApiTypes.OBJECT,
+                400: OpenApiTypes.OBJECT,
+                **route_error_responses(PAYMENT),
+            },
         )
         def post(self, request, *, call):
             outcome = call.prechecked["outcome"]

@@ -118,7 +118,7 @@ def test_openapi_lists_the_batch_routes_and_their_errors(api):
         assert code in citations["422"]["description"]
     # A list over its size is a 400 like every malformed request, never citation_limit.
     assert "citation_limit" not in citations["422"]["description"]
-    assert "too many members" in citations["400"]["description"]
+    assert "More members than the route allows" in citations["400"]["description"]
     schemas = api.get("/v1/openapi.json").json()["components"]["schemas"]
     for schema, field, size in (
         ("VerifyCitationsInputRequest", "citations", 10),

@@ -8,10 +8,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from attest.logs import current_request_id
-from attest.schema import error_response
+from attest.schema import route_error_responses
 from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
-from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from billing.openapi import PAYMENT_PARAMETERS
+from billing.pricing import priced_route
+from verification.api import route_errors
 from verification.api.serializers import (
     VerifyCitationsInput,
     VerifyCitationsOutput,
@@ -19,40 +21,9 @@ from verification.api.serializers import (
     VerifyQuotesOutput,
 )
 from verification.pipeline import batches, services
+from verification.pipeline.batches import MAX_CITATIONS, MAX_QUOTES
 from verification.pipeline.records import PAID_ANSWERS
 from verification.pipeline.steps import MatchOptions
-
-_BATCH_ERRORS = {
-    400: error_response(
-        "invalid_request (details.field names the member, e.g. citations[2].quote, or the "
-        "list when it has too many members), or "
-        "invalid_json for a body that is not JSON"
-    ),
-    403: error_response(
-        "blocked or robots_disallowed (details.field names the URL): before payment, or after "
-        "it when a redirect leads there; never charged"
-    ),
-    415: error_response("unsupported_media_type: send the body as application/json"),
-    422: error_response(
-        "host_not_found (no URL resolves); "
-        "match_too_costly when every quote failed (details.failed lists them). Not charged."
-    ),
-    429: error_response(
-        "rate_limited with Retry-After (not charged): details.reason uncharged_failures (the "
-        "caller's 6 uncharged failed batches a minute are used; running batches hold a place), "
-        "unpaid_requests (the caller's unpaid limit), unpaid_in_flight (the caller's unpaid "
-        "checks already running), or host_rate_limited (a site's fetch budget is spent, "
-        "details.host and details.field name it: before payment, or after it when a redirect "
-        "leads there, failing the whole batch)"
-    ),
-    501: error_response("not_on_edge: a PDF on an edge server"),
-    503: error_response(
-        "over_capacity with details.reason match_queue_full or pdf_queue_full and "
-        "Retry-After (not charged); facilitator_unavailable or settlement_pending from the "
-        "payment; dns_unavailable when our resolver fails or times out on a page's host "
-        "(not charged)"
-    ),
-}
 
 
 def _options(data: dict) -> MatchOptions:
@@ -120,15 +91,19 @@ class VerifyCitationsView(APIView):
     @extend_schema(
         summary="Verify a batch of citations",
         description=(
-            "Checks 1 to 10 citations (a quote and the URL it is attributed to). Each distinct "
-            "URL is fetched once, all at once; every quote is matched against its page's copy. "
-            "results has one entry per citation in request order, pages one per distinct URL, "
-            "all under one signed receipt. A quote too costly to match gets its own error while "
-            "the batch is charged; a dead host is a result. A trial covers at most 3 citations."
+            f"Checks 1 to {MAX_CITATIONS} citations (a quote and the URL it is attributed to). "
+            "Each distinct URL is fetched once, all at once; every quote is matched against its "
+            "page's copy. results has one entry per citation in request order, pages one per "
+            "distinct URL, all under one signed receipt. A quote too costly to match gets its own "
+            "error while the batch is charged; a dead host is a result. A trial covers at most "
+            f"{priced_route('verify/citations').trial_max_size} citations."
         ),
         request=VerifyCitationsInput,
         parameters=PAYMENT_PARAMETERS,
-        responses={200: VerifyCitationsOutput, **PAYMENT_RESPONSES, **_BATCH_ERRORS},
+        responses={
+            200: VerifyCitationsOutput,
+            **route_error_responses(route_errors.VERIFY_CITATIONS),
+        },
         examples=[
             OpenApiExample(
                 "two citations",
@@ -167,13 +142,17 @@ class VerifyQuotesView(APIView):
     @extend_schema(
         summary="Verify many quotes on one page",
         description=(
-            "Fetches the page once and matches 1 to 20 quotes on it; results has one entry per "
-            "quote in request order, each with the fields of verify/quote's result. The fuzzy "
-            "searches share twice one verify/quote call's work limit, as a citations batch does."
+            f"Fetches the page once and matches 1 to {MAX_QUOTES} quotes on it; results has one "
+            "entry per quote in request order, each with the fields of verify/quote's result. The "
+            "fuzzy searches share twice one verify/quote call's work limit, as a citations batch "
+            "does."
         ),
         request=VerifyQuotesInput,
         parameters=PAYMENT_PARAMETERS,
-        responses={200: VerifyQuotesOutput, **PAYMENT_RESPONSES, **_BATCH_ERRORS},
+        responses={
+            200: VerifyQuotesOutput,
+            **route_error_responses(route_errors.VERIFY_QUOTES),
+        },
         examples=[
             OpenApiExample(
                 "two quotes",

@@ -54,7 +54,7 @@ class URLField(StrictCharField):
         return URL_PATTERN
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("help_text", "http or https URL, at most 2,048 characters.")
+        kwargs.setdefault("help_text", f"http or https URL, at most {MAX_URL_LENGTH:,} characters.")
         super().__init__(max_length=MAX_URL_LENGTH, trim_whitespace=False, **kwargs)
 
     def to_internal_value(self, data):
@@ -116,8 +116,8 @@ class VerifyQuoteInput(MatchOptionsInput):
     url = URLField()
     quote = quote_field(
         help_text=(
-            "Text to look for (with passages, the claim to find support for); at most 1,000 "
-            "characters after normalisation."
+            "Text to look for (with passages, the claim to find support for); at most "
+            f"{MAX_QUOTE_CHARS:,} characters after normalisation."
         ),
     )
 
@@ -130,7 +130,7 @@ class VerifyQuoteInput(MatchOptionsInput):
 
 class CitationInput(NoUnknownFields):
     url = URLField()
-    quote = quote_field(help_text="At most 1,000 characters after normalisation.")
+    quote = quote_field(help_text=f"At most {MAX_QUOTE_CHARS:,} characters after normalisation.")
 
 
 class BatchSizeChecked(MatchOptionsInput):
@@ -186,10 +186,10 @@ class AnswerDrift(Exception):
 # An answer rendered through its declared fields, so the schema is what is sent. Every key
 # must be a declared field, every required field present, and a null only where the field
 # allows it; anything else is a bug, raised (a 500), never a key dropped or invented. Each
-# value is rendered by its field. The keys keep the answer's own order: the published
-# answers list some keys in another order than the schema does (a passages result, a
-# citation's page fields first), and both stay as they are. (A comment, not a docstring:
-# the schema would show a base class's docstring as every answer's description.)
+# value is rendered by its field, in the order the fields are declared (the schema's
+# property order), which is the order the answers have always listed their keys in. (A
+# comment, not a docstring: the schema would show a base class's docstring as every
+# answer's description.)
 class AnswerOutput(serializers.Serializer):
     def to_representation(self, instance: Mapping[str, Any]) -> dict[str, Any]:
         fields = self.fields
@@ -202,8 +202,10 @@ class AnswerOutput(serializers.Serializer):
                 f"{type(self).__name__}: undeclared {unknown}, required but absent {missing}"
             )
         body: dict[str, Any] = {}
-        for name, value in instance.items():
-            field = fields[name]
+        for name, field in fields.items():
+            if name not in instance:
+                continue
+            value = instance[name]
             if value is None:
                 if not field.allow_null:
                     raise AnswerDrift(f"{type(self).__name__}.{name}: null, not allowed")
@@ -235,12 +237,13 @@ class ResultOutput(AnswerOutput):
     # context (or source, in NoticeOutput) as overriding Field's attribute: the ignores.
     context = serializers.CharField(allow_null=True)  # type: ignore[assignment]
     occurrences = serializers.IntegerField()
-    normalised_sha256 = serializers.CharField(allow_null=True)
-    pdf_page = serializers.IntegerField(required=False, help_text="1-based, PDFs only.")
-    pdf_page_end = serializers.IntegerField(required=False)
+    # A passages result's own fields come before the page hash, as its answer lists them.
     passages = PassageOutput(many=True, required=False)
     scorer = serializers.CharField(required=False)
     note = serializers.CharField(required=False)
+    normalised_sha256 = serializers.CharField(allow_null=True)
+    pdf_page = serializers.IntegerField(required=False, help_text="1-based, PDFs only.")
+    pdf_page_end = serializers.IntegerField(required=False)
 
 
 class PdfOutput(AnswerOutput):
@@ -339,8 +342,10 @@ class VerifyQuoteOutput(AnswerOutput):
     )
 
 
-class PaidAnswerOutput(AnswerOutput):
+class ReceiptOutput(AnswerOutput):
     """The fields every priced answer ends with."""
+
+    # Its receipt and tier; then (PaymentOutput) what the payment or the trial adds.
 
     receipt = serializers.CharField(
         help_text="Compact JWS (EdDSA); check it at /v1/receipt/verify."
@@ -350,11 +355,21 @@ class PaidAnswerOutput(AnswerOutput):
         help_text="The receipt's leaf index in the transparency log (GET /v1/log/proof).",
     )
     tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
+
+
+# What @priced adds last to a priced answer: the rail and network, or the trial's count.
+# (Comments, not docstrings, on these parts: the schema shows a base's docstring as the
+# description of every answer built from it.)
+class PaymentOutput(AnswerOutput):
     rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')
     network = serializers.CharField(required=False, help_text="CAIP-2 network of the payment.")
     trial_calls_left = serializers.IntegerField(
         required=False, help_text="Trial calls only: free calls this caller has left today."
     )
+
+
+class PaidAnswerOutput(ReceiptOutput, PaymentOutput):
+    """The fields every priced answer ends with."""
 
 
 class ItemErrorOutput(AnswerOutput):
@@ -374,13 +389,17 @@ class BatchResultOutput(ResultOutput):
     error = ItemErrorOutput(required=False)
 
 
-class CitationResultOutput(BatchResultOutput):
+class CitationPageFieldsOutput(AnswerOutput):
     url = serializers.CharField()
     page = serializers.IntegerField(help_text="Index of the citation's page in pages.")
     final_url = serializers.CharField(allow_null=True)
     http_status = serializers.IntegerField(allow_null=True)
     content_kind = serializers.ChoiceField(choices=CONTENT_KINDS)
     advice = serializers.CharField()
+
+
+# A citation's page fields first, then its result's, as the answer lists them.
+class CitationResultOutput(CitationPageFieldsOutput, BatchResultOutput):
     # None takes an inherited declared field away (DRF's documented way); the stubs see
     # a field typed CharField set to None.
     note = None  # type: ignore[assignment]
@@ -412,14 +431,20 @@ class CitationsSummaryOutput(SummaryOutput):
     )
 
 
-class VerifyCitationsOutput(PaidAnswerOutput):
+# Each priced answer's own fields first, then the receipt's and the payment's (the answer's
+# order): its body is a base listed before PaidAnswerOutput's parts.
+class CitationsBodyOutput(AnswerOutput):
     results = CitationResultOutput(many=True, help_text="One per citation, in request order.")
     pages = BatchPageOutput(many=True, help_text="One per distinct URL.")
     summary = CitationsSummaryOutput()
     note = serializers.CharField(required=False, help_text="Passages mode only.")
 
 
-class VerifyQuotesOutput(PaidAnswerOutput):
+class VerifyCitationsOutput(CitationsBodyOutput, PaidAnswerOutput):
+    pass
+
+
+class QuotesBodyOutput(AnswerOutput):
     results = BatchResultOutput(many=True, help_text="One per quote, in request order.")
     page = PageOutput()
     injection_flags = serializers.ListField(child=serializers.CharField())
@@ -428,7 +453,11 @@ class VerifyQuotesOutput(PaidAnswerOutput):
     note = serializers.CharField(required=False, help_text="Passages mode only.")
 
 
-class FetchOutput(PaidAnswerOutput):
+class VerifyQuotesOutput(QuotesBodyOutput, PaidAnswerOutput):
+    pass
+
+
+class FetchBodyOutput(AnswerOutput):
     page = PageOutput()
     text = serializers.CharField(
         allow_null=True, help_text="The normalised text; null when the page has none."
@@ -436,8 +465,17 @@ class FetchOutput(PaidAnswerOutput):
     normalised_sha256 = serializers.CharField(allow_null=True)
     injection_flags = serializers.ListField(child=serializers.CharField())
     advice = serializers.CharField()
+
+
+class PdfPagesOutput(AnswerOutput):
     pdf_pages = serializers.ListField(
         child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
         required=False,
         help_text="PDFs only: [start, end) of each page read, in code points of text.",
     )
+
+
+# A fetch answer gives a PDF's page spans after its receipt and tier, before the payment's
+# fields (services.page_text_fetch adds them to the signed body).
+class FetchOutput(FetchBodyOutput, ReceiptOutput, PdfPagesOutput, PaymentOutput):
+    pass

@@ -12,12 +12,13 @@ from rest_framework.views import APIView
 
 from attest.errors import InvalidRequest
 from attest.logs import current_request_id
-from attest.schema import error_response
+from attest.schema import error_response, route_error_responses
 from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
-from billing.openapi import PAYMENT_PARAMETERS, PAYMENT_RESPONSES
+from billing.openapi import PAYMENT_PARAMETERS
 from billing.services import TIER_PAID
 from billing.unpaid import unpaid_limited
+from verification.api import route_errors
 from verification.api.serializers import (
     FetchInput,
     FetchOutput,
@@ -28,37 +29,6 @@ from verification.api.serializers import (
 from verification.pipeline import samples, services
 from verification.pipeline.records import PAID_ANSWERS
 from verification.pipeline.steps import MODES
-
-_ERRORS = {
-    400: error_response(
-        (
-            "invalid_request (details.field names the field), or invalid_json for a body "
-            "that is not JSON"
-        ),
-    ),
-    403: error_response("blocked (non-public address) or robots_disallowed"),
-    422: error_response("host_not_found or match_too_costly (not charged)"),
-    501: error_response("not_on_edge: a PDF on an edge server"),
-}
-_PDF_QUEUE = {
-    503: error_response(
-        "over_capacity with details.reason pdf_queue_full and Retry-After (not charged); "
-        "facilitator_unavailable or settlement_pending from the payment; dns_unavailable "
-        "when our resolver fails or times out on a page's host (not charged)"
-    ),
-}
-_UNSUPPORTED_MEDIA = {
-    415: error_response("unsupported_media_type: send the body as application/json"),
-}
-# After PAYMENT_RESPONSES, whose 429 names only the unpaid limit.
-_RATE_LIMITED = {
-    429: error_response(
-        "rate_limited with Retry-After (not charged): details.reason unpaid_requests (the "
-        "caller's unpaid limit), unpaid_in_flight (the caller's unpaid checks already running), "
-        "or host_rate_limited (the site's fetch budget is spent, details.host names it: before "
-        "payment, or after it when a redirect leads there)"
-    ),
-}
 
 
 def check_quote_request(request: Request) -> dict:
@@ -115,11 +85,7 @@ class VerifyQuoteView(APIView):
         parameters=PAYMENT_PARAMETERS,
         responses={
             200: VerifyQuoteOutput,
-            **_ERRORS,
-            **_UNSUPPORTED_MEDIA,
-            **PAYMENT_RESPONSES,
-            **_RATE_LIMITED,
-            **_PDF_QUEUE,
+            **route_error_responses(route_errors.VERIFY_QUOTE),
         },
         examples=[
             OpenApiExample(
@@ -176,14 +142,7 @@ class FetchView(APIView):
         parameters=PAYMENT_PARAMETERS,
         responses={
             200: FetchOutput,
-            400: _ERRORS[400],
-            403: _ERRORS[403],
-            422: error_response("host_not_found (not charged)"),
-            501: _ERRORS[501],
-            **_UNSUPPORTED_MEDIA,
-            **PAYMENT_RESPONSES,
-            **_RATE_LIMITED,
-            **_PDF_QUEUE,
+            **route_error_responses(route_errors.FETCH),
         },
         examples=[
             OpenApiExample(
