@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from attest.errors import NotFound, RateLimited, client_code
 from attest.ratelimit import rate_limit
+from attest.rendering import rendered
 from attest.schema import error_response
 from citations.api import serializers as s
 from citations.auth import CredentialAuthentication, HasProjectCredential
@@ -205,7 +206,7 @@ class ObservationsView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        body = s.ObservationsOut(result).data
+        body = rendered(s.ObservationsOut, result)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -245,7 +246,7 @@ class RecallView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        return Response(s.RecallOut(page).data)
+        return Response(rendered(s.RecallOut, page))
 
 
 class ResolveView(LedgerView):
@@ -287,7 +288,7 @@ class ResolveView(LedgerView):
         resolved = citation_resolve(
             project=project, actor=actor, request_id=request_id, **data.validated_data
         )
-        return Response(s.ResolveOut(resolved).data)
+        return Response(rendered(s.ResolveOut, resolved))
 
 
 RESOLVED_FACT = "The fact as `POST /v1/citations/resolve` shows it, first page of evidence."
