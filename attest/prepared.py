@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model, QuerySet
 
 _M = TypeVar("_M", bound=Model)
@@ -71,11 +71,12 @@ class PreparedQuery(Generic[_M]):
         self._shapes: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
 
-    def rows(self, key: Hashable, using: str = "default", **values: Any) -> list[_M]:
+    def rows(self, key: Hashable, **values: Any) -> list[_M]:
         """The rows of ``build(key, **values)``, in order, as ``list()`` of it gives them.
 
         ``values`` may leave out arguments a shape does not use (None for the builder).
         """
+        using = DEFAULT_DB_ALIAS
         names = frozenset(values)
         shape_key = (using, connections[using].vendor, key, names)
         shape = self._shapes.get(shape_key)

@@ -17,6 +17,7 @@ import time
 import zlib
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
 from django.conf import settings
 from django.core.cache import caches
@@ -24,6 +25,7 @@ from django.db import connection
 from django_ratelimit import ALL
 from django_ratelimit import core as ratelimit_core
 from django_ratelimit.core import EXPIRATION_FUDGE, _get_window, _make_cache_key, get_usage
+from django_redis.cache import RedisCache
 
 from attest.errors import CountUnreadable
 from attest.models import RateCount
@@ -142,7 +144,7 @@ def _redis_count(group: str, key: str, rate: str) -> dict | None:
         return None
     limit, period = parse_rate(rate)
     window = _get_window(key, period)
-    cache = caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
+    cache = cast(RedisCache, caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")])
     name = cache.client.make_key(_make_cache_key(group, window, rate, key, ALL))
     pipe = cache.client.get_client(write=True).pipeline(transaction=True)
     pipe.set(name, 0, nx=True, ex=period + EXPIRATION_FUDGE)
