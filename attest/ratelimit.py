@@ -17,10 +17,15 @@ import time
 import zlib
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
 from django.conf import settings
+from django.core.cache import caches
 from django.db import connection
-from django_ratelimit.core import get_usage
+from django_ratelimit import ALL
+from django_ratelimit import core as ratelimit_core
+from django_ratelimit.core import EXPIRATION_FUDGE, _get_window, _make_cache_key, get_usage
+from django_redis.cache import RedisCache
 
 from attest.errors import CountUnreadable
 from attest.models import RateCount
@@ -130,9 +135,30 @@ def _database_usage(key: str, rate: str, policy: str, count: bool) -> dict | Non
     return {"count": used, "limit": limit, "time_left": end - int(now)}
 
 
+def _redis_count(group: str, key: str, rate: str) -> dict | None:
+    """Count one request as django-ratelimit does (its key, window and expiry), in one
+    round trip: its ``add`` then ``incr`` are two. SET NX (the window's first request
+    starts the key at 0 with its expiry) and INCR go as one MULTI/EXEC, so no other
+    client's command comes between them and the key cannot lapse in between."""
+    if not getattr(settings, "RATELIMIT_ENABLE", True):
+        return None
+    limit, period = parse_rate(rate)
+    window = _get_window(key, period)
+    cache = cast(RedisCache, caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")])
+    name = cache.client.make_key(_make_cache_key(group, window, rate, key, ALL))
+    pipe = cache.client.get_client(write=True).pipeline(transaction=True)
+    pipe.set(name, 0, nx=True, ex=period + EXPIRATION_FUDGE)
+    pipe.incr(name)
+    used = pipe.execute()[1]
+    # The time left on django-ratelimit's clock, which placed the window.
+    return {"count": used, "limit": limit, "time_left": window - int(ratelimit_core.time.time())}
+
+
 def _usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
     if not counts_in_cache():
         return _database_usage(key, rate, policy, count)
+    if count:
+        return _redis_count(f"attest:{policy}", key, rate)
     return get_usage(
         None, group=f"attest:{policy}", key=lambda _group, _request: key, rate=rate, increment=count
     )

@@ -7,14 +7,16 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
 from attest.errors import AttestError
+from attest.prepared import PreparedQuery
 from citations.models import Credential, Project
 
 TOKEN_PREFIX = "att"
@@ -54,6 +56,19 @@ def token_sha256(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _credential(_shape: None, *, prefix: str, now: datetime) -> QuerySet[Credential]:
+    """The unrevoked credential with ``prefix`` (``first()``'s query: by key, one row)."""
+    return (
+        Credential.objects.select_related("project")
+        .filter(Q(revoked_at__isnull=True) | Q(revoked_at__gt=now), prefix=prefix)
+        .order_by("pk")[:1]
+    )
+
+
+# Every ledger request looks its credential up: compiled once (see attest.prepared).
+_CREDENTIAL = PreparedQuery(_credential, prefix=str, now=datetime)
+
+
 class CredentialAuthentication(authentication.BaseAuthentication):
     """``Authorization: Bearer att_<prefix>_<secret>``; the prefix finds the row."""
 
@@ -70,11 +85,8 @@ class CredentialAuthentication(authentication.BaseAuthentication):
         if _TOKEN_SHAPE.fullmatch(token) is None:
             raise exceptions.AuthenticationFailed()
         parts = token.split("_", 2)
-        credential = (
-            Credential.objects.select_related("project")
-            .filter(Q(revoked_at__isnull=True) | Q(revoked_at__gt=timezone.now()), prefix=parts[1])
-            .first()
-        )
+        found = _CREDENTIAL.rows(None, prefix=parts[1], now=timezone.now())
+        credential = found[0] if found else None
         if credential is None or not hmac.compare_digest(
             credential.secret_sha256, token_sha256(token)
         ):

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from attest.errors import NotFound, RateLimited, client_code
 from attest.ratelimit import rate_limit
+from attest.rendering import rendered
 from attest.schema import route_error_responses
 from citations.api import route_errors
 from citations.api import serializers as s
@@ -195,7 +196,7 @@ class ObservationsView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        body = s.ObservationsOut(result).data
+        body = rendered(s.ObservationsOut, result)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -235,7 +236,7 @@ class RecallView(LedgerView):
             actor=actor,
             request_id=request_id,
         )
-        return Response(s.RecallOut(page).data)
+        return Response(rendered(s.RecallOut, page))
 
 
 class ResolveView(LedgerView):
@@ -268,7 +269,7 @@ class ResolveView(LedgerView):
         resolved = citation_resolve(
             project=project, actor=actor, request_id=request_id, **data.validated_data
         )
-        return Response(s.ResolveOut(resolved).data)
+        return Response(rendered(s.ResolveOut, resolved))
 
 
 RESOLVED_FACT = "The fact as `POST /v1/citations/resolve` shows it, first page of evidence."

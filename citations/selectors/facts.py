@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from attest.errors import AttestError, InvalidRequest, NotFound
+from attest.prepared import PreparedQuery
 from citations.cursor import BadCursor, next_page, position_after
 from citations.extract.intervals import Interval, status_as_of
 from citations.models import (
@@ -243,6 +244,55 @@ def resolve_scope(fact_id: uuid.UUID, known_at: datetime | None) -> str:
     return f"resolve:{fact_id}:{iso_utc(known_at) or ''}"
 
 
+def _resolve_version(
+    current: bool, *, project: int, fact: uuid.UUID, known_at: datetime | None = None
+) -> QuerySet[FactVersion]:
+    """The fact's latest version (as believed at ``known_at``), with the fact and subject."""
+    versions = FactVersion.objects.filter(project_id=project).filter(
+        fact_id=fact,
+        fact__erased_at__isnull=True,
+        fact__subject__erased_at__isnull=True,
+    )
+    if not current:
+        versions = versions.filter(known_from__lte=known_at).filter(
+            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
+        )
+    return versions.select_related("fact", "fact__subject", "retraction").order_by("-seq")[:1]
+
+
+def _resolve_evidence(
+    shape: tuple[bool, int],
+    *,
+    project: int,
+    fact: uuid.UUID,
+    after: int,
+    known_at: datetime | None = None,
+) -> QuerySet[Evidence]:
+    """A page of the fact's evidence (one row more, to know whether another page follows)."""
+    current, limit = shape
+    evidence = Evidence.objects.filter(project_id=project).filter(
+        fact_id=fact, observation__erased_at__isnull=True
+    )
+    if current:
+        evidence = evidence.filter(known_until__isnull=True)
+    else:
+        evidence = evidence.filter(created_at__lte=known_at).filter(
+            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
+        )
+    return (
+        evidence.filter(pk__gt=after)
+        .select_related("observation", "web")
+        .order_by("pk")[: limit + 1]
+    )
+
+
+# Compiled once per shape (see attest.prepared): every resolve sends these two.
+_RESOLVE_VERSION = PreparedQuery(_resolve_version, project=int, fact=uuid.UUID, known_at=datetime)
+_RESOLVE_EVIDENCE = PreparedQuery(
+    _resolve_evidence, project=int, fact=uuid.UUID, after=int, known_at=datetime
+)
+
+
 def resolved_citation(
     *,
     project: Project,
@@ -257,34 +307,15 @@ def resolved_citation(
     ``after`` is the last evidence ID of the previous page (its cursor, decoded).
     """
     scope = resolve_scope(fact_id, known_at)
-    versions = FactVersion.objects.for_project(project).filter(
-        fact_id=fact_id,
-        fact__erased_at__isnull=True,
-        fact__subject__erased_at__isnull=True,
-    )
-    evidence = Evidence.objects.for_project(project).filter(
-        fact_id=fact_id, observation__erased_at__isnull=True
-    )
-    if known_at is None:
-        evidence = evidence.filter(known_until__isnull=True)
-    else:
-        versions = versions.filter(known_from__lte=known_at).filter(
-            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
-        )
-        evidence = evidence.filter(created_at__lte=known_at).filter(
-            Q(known_until__isnull=True) | Q(known_until__gt=known_at)
-        )
+    known = {} if known_at is None else {"known_at": known_at}
     # The latest version carries the fact: one query for both.
-    version = (
-        versions.select_related("fact", "fact__subject", "retraction").order_by("-seq").first()
-    )
-    if version is None:
+    found = _RESOLVE_VERSION.rows(known_at is None, project=project.pk, fact=fact_id, **known)
+    if not found:
         raise NotFound("No fact with this ID exists in this project.")
+    version = found[0]
     fact = version.fact
-    rows = list(
-        evidence.filter(pk__gt=after)
-        .select_related("observation", "web")
-        .order_by("pk")[: limit + 1]
+    rows = _RESOLVE_EVIDENCE.rows(
+        (known_at is None, limit), project=project.pk, fact=fact_id, after=after, **known
     )
     budget = PAGE_BYTES - len(fact.statement.encode("utf-8"))
     page: list[VerifiedEvidence] = []
@@ -326,12 +357,76 @@ def _bad_after() -> InvalidRequest:
     )
 
 
-def _in_pages(rows: QuerySet, size: int) -> Iterator:
-    """The rows ``size`` at a time, a query each: a page's worth is usually one query
+def _recall_versions(
+    shape: tuple,
+    *,
+    project: int,
+    subject: str,
+    known_at: datetime,
+    valid_at: datetime,
+    predicate: str | None = None,
+    query: str | None = None,
+    last_predicate: str | None = None,
+    last_from: datetime | None = None,
+    last_id: str | None = None,
+) -> QuerySet[FactVersion]:
+    """One slice of the versions recall reads, in the order pages go."""
+    _, offset, size = shape
+    # An unknown or erased subject has no versions: one query, no lookup of its own.
+    versions = (
+        FactVersion.objects.filter(project_id=project)
+        .filter(
+            subject__project_id=project,
+            subject__external_id=subject,
+            subject__erased_at__isnull=True,
+        )
+        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
+        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
+        .filter(fact__erased_at__isnull=True)
+        .select_related("fact", "fact__subject", "retraction")
+        .order_by("predicate", "-valid_from", "fact_id")
+    )
+    if predicate:
+        versions = versions.filter(predicate=predicate)
+    if query:
+        versions = versions.filter(
+            Q(fact__statement__icontains=query) | Q(fact__value__icontains=query)
+        )
+    if last_predicate is not None:
+        versions = versions.filter(
+            Q(predicate__gt=last_predicate)
+            | Q(predicate=last_predicate, valid_from__lt=last_from)
+            | Q(predicate=last_predicate, valid_from=last_from, fact_id__gt=last_id)
+        )
+    return versions[offset : offset + size]
+
+
+# Compiled once per shape (see attest.prepared). A shape with ``query`` (a LIKE pattern
+# made of it) or a cursor's ``last_id`` (a string Django reads as a UUID) is compiled
+# each time, as before.
+_RECALL_VERSIONS = PreparedQuery(
+    _recall_versions,
+    project=int,
+    subject=str,
+    known_at=datetime,
+    valid_at=datetime,
+    predicate=str,
+    query=str,
+    last_predicate=str,
+    last_from=datetime,
+    last_id=str,
+)
+
+
+def _in_pages(project: int, values: dict[str, Any], size: int) -> Iterator[FactVersion]:
+    """The versions ``size`` at a time, a query each: a page's worth is usually one query
     (a server-side cursor would take three round trips: declare, fetch, close)."""
     offset = 0
     while True:
-        batch = list(rows[offset : offset + size])
+        batch = _RECALL_VERSIONS.rows(
+            (tuple(sorted(values)), offset, size), project=project, **values
+        )
         yield from batch
         if len(batch) < size:
             return
@@ -366,37 +461,16 @@ def recalled_facts(
     as_of_known = known_at is not None
     known_at = known_at or now
     valid_at = valid_at or known_at
-    # An unknown or erased subject has no versions: one query, no lookup of its own.
-    versions = (
-        FactVersion.objects.for_project(project)
-        .filter(
-            subject__project=project,
-            subject__external_id=subject_id,
-            subject__erased_at__isnull=True,
-        )
-        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
-        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
-        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
-        .filter(fact__erased_at__isnull=True)
-        .select_related("fact", "fact__subject", "retraction")
-        .order_by("predicate", "-valid_from", "fact_id")
-    )
+    values: dict[str, Any] = {"subject": subject_id, "known_at": known_at, "valid_at": valid_at}
     if predicate:
-        versions = versions.filter(predicate=predicate)
+        values["predicate"] = predicate
     if query:
-        versions = versions.filter(
-            Q(fact__statement__icontains=query) | Q(fact__value__icontains=query)
-        )
+        values["query"] = query
     if position is not None:
-        last_predicate, last_from, last_id = position
-        last_from = parse_datetime(last_from)
-        versions = versions.filter(
-            Q(predicate__gt=last_predicate)
-            | Q(predicate=last_predicate, valid_from__lt=last_from)
-            | Q(predicate=last_predicate, valid_from=last_from, fact_id__gt=last_id)
-        )
+        values["last_predicate"], values["last_id"] = position[0], position[2]
+        values["last_from"] = parse_datetime(position[1])
     facts: list[FactView] = []
-    for version in _in_pages(versions, limit + 1):
+    for version in _in_pages(project.pk, values, limit + 1):
         # The database filter is inclusive on both ends; the interval rules are exact.
         if not (
             version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)

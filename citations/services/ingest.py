@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 
 from attest.errors import AttestError, NotFound
+from attest.prepared import PreparedQuery
 from citations.extract.extractor import EXTRACTOR_VERSION, extract
 from citations.models import (
     Fact,
@@ -140,10 +142,25 @@ def observations_ingest(
     return result
 
 
+def _subject_to_lock(_shape: None, *, project: int, subject: str) -> QuerySet[Subject]:
+    """``first()``'s query for the subject of that ID, with its row lock."""
+    return (
+        Subject.objects.filter(project_id=project)
+        .select_for_update()
+        .filter(external_id=subject)
+        .order_by("pk")[:1]
+    )
+
+
+# Every ingest locks its subject first: compiled once (see attest.prepared).
+_SUBJECT_TO_LOCK = PreparedQuery(_subject_to_lock, project=int, subject=str)
+
+
 def _locked_subject(project: Project, subject_id: str) -> Subject:
     """The subject of that ID, created if new, locked until the transaction ends."""
     subjects = Subject.objects.for_project(project).select_for_update()
-    subject = subjects.filter(external_id=subject_id).first()
+    found = _SUBJECT_TO_LOCK.rows(None, project=project.pk, subject=subject_id)
+    subject = found[0] if found else None
     if subject is None:
         created, _ = Subject.objects.for_project(project).get_or_create(
             project=project, external_id=subject_id, defaults={}

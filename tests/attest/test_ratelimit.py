@@ -3,10 +3,11 @@ without a shared cache the counts live in the database, where every process sees
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.core.cache import cache
 
-from attest.errors import CountUnreadable
 from attest.models import RateCount
 from attest.ratelimit import RateDecision, counts_in_cache, rate_limit
 from tests.citations.conftest import make_ledger
@@ -22,50 +23,61 @@ def cache_counts():
 
 
 @pytest.fixture
-def evicting_add(monkeypatch, cache_counts):
-    """The cache's add finds a count, which is evicted before the incr that follows.
+def redis_requests(monkeypatch, cache_counts):
+    """Every request this process sends Redis (a command, or a pipeline in one go)."""
+    import redis
 
-    django-ratelimit then gets no count (Redis's incr of a missing key raises ValueError):
-    the moment a PostgreSQL run once answered a fuzzed receipt check with a 429.
-    """
-    real_add = cache.add
-    evictions = {"left": 0}
+    sent: list[str] = []
+    real_command, real_pipeline = redis.Redis.execute_command, redis.client.Pipeline.execute
 
-    def add(key, *args, **kwargs):
-        added = real_add(key, *args, **kwargs)
-        if evictions["left"] <= 0:
-            return added
-        evictions["left"] -= 1
-        cache.delete(key)
-        return False  # the count is there as far as add knows, and gone for the incr
+    def command(self, *args, **kwargs):
+        sent.append(str(args[0]))
+        return real_command(self, *args, **kwargs)
 
-    monkeypatch.setattr(cache, "add", add)
-    return evictions
+    def pipeline(self, *args, **kwargs):
+        sent.append("pipeline:" + ",".join(str(c[0][0]) for c in self.command_stack))
+        return real_pipeline(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", command)
+    monkeypatch.setattr(redis.client.Pipeline, "execute", pipeline)
+    return sent
 
 
-def test_a_count_evicted_between_add_and_incr_is_read_again(evicting_add):
-    key = "evicted-once"
+def test_a_count_is_one_round_trip_to_redis(redis_requests):
+    # django-ratelimit's add then incr were two; a key evicted between them gave no count.
+    key = f"one-trip-{uuid.uuid4()}"  # Redis keeps counts between runs
     assert rate_limit(key=key, rate="5/m", policy="t").used == 1
-    evicting_add["left"] = 1
-    decision = rate_limit(key=key, rate="5/m", policy="t")
-    # The second read starts the count again: allowed, never a 429 the caller did not earn.
-    assert decision.allowed
-    assert decision.used == 1
-    assert evicting_add["left"] == 0
+    assert redis_requests == ["pipeline:SET,INCRBY"]
+    assert rate_limit(key=key, rate="5/m", policy="t").used == 2
+    assert len(redis_requests) == 2
 
 
-def test_a_count_unreadable_twice_is_an_outage_not_a_pass(evicting_add):
-    key = "evicted-twice"
-    rate_limit(key=key, rate="5/m", policy="t")
-    evicting_add["left"] = 1_000
-    with pytest.raises(CountUnreadable):
-        rate_limit(key=key, rate="5/m", policy="t")
+def test_a_count_is_django_ratelimit_s_key_with_its_expiry(cache_counts):
+    # The look (count=False) still reads through django-ratelimit: both must name one key.
+    key = f"same-key-{uuid.uuid4()}"
+    for _ in range(3):
+        counted = rate_limit(key=key, rate="5/m", policy="t")
+    looked = rate_limit(key=key, rate="5/m", policy="t", count=False)
+    assert (looked.used, counted.used) == (3, 3)
+    from django_ratelimit import ALL
+    from django_ratelimit.core import _get_window, _make_cache_key
+
+    name = cache.client.make_key(_make_cache_key("attest:t", _get_window(key, 60), "5/m", key, ALL))
+    client = cache.client.get_client(write=True)
+    assert client.get(name) == b"3"
+    assert 60 < client.ttl(name) <= 65  # the window and django-ratelimit's 5 s of slack
 
 
-def test_a_ledger_call_whose_count_stays_unreadable_is_503_unavailable(evicting_add):
+def test_a_ledger_call_whose_count_cannot_be_read_is_503_unavailable(monkeypatch, cache_counts):
+    import redis
+
     ledger = make_ledger()
     assert ledger.recall("u").status_code == 200
-    evicting_add["left"] = 1_000
+
+    def refused(self, *args, **kwargs):
+        raise redis.ConnectionError("Redis went away")
+
+    monkeypatch.setattr(redis.client.Pipeline, "execute", refused)
     response = ledger.recall("u")
     assert response.status_code == 503
     assert int(response["Retry-After"]) > 0
