@@ -347,8 +347,11 @@ def _versus(pages_port: int, quote: str) -> None:
         for call, _ in calls.values():
             for _ in range(30):  # warm every worker
                 call(None)
-        print(f"-- server CPU per request, one client, {CPU_ROUNDS} alternating rounds of "
-              f"{CPU_REQUESTS} requests each; {_load()}", flush=True)
+        print(
+            f"-- server CPU per request, one client, {CPU_ROUNDS} alternating rounds of "
+            f"{CPU_REQUESTS} requests each; {_load()}",
+            flush=True,
+        )
         cpu: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(CPU_ROUNDS):
             for name, (call, service) in calls.items():
@@ -364,8 +367,11 @@ def _versus(pages_port: int, quote: str) -> None:
             f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); {_load()}",
             flush=True,
         )
-        print(f"-- requests/s, {RATE_ROUNDS} alternating rounds of {RATE_SECONDS:.0f} s per "
-              f"server and client count (best round; server CPU per request in it)", flush=True)
+        print(
+            f"-- requests/s, {RATE_ROUNDS} alternating rounds of {RATE_SECONDS:.0f} s per "
+            f"server and client count (best round; server CPU per request in it)",
+            flush=True,
+        )
         for clients in CLIENTS:
             best: dict[str, tuple[float, float]] = {}
             for _ in range(RATE_ROUNDS):

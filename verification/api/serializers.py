@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.utils.serializer_helpers import ReturnDict
 
 from attest.errors import InvalidRequest
 from attest.fields import (
@@ -179,6 +180,9 @@ class FetchInput(NoUnknownFields):
     url = URLField()
 
 
+_RENDERERS: dict[type[AnswerOutput], AnswerOutput] = {}
+
+
 class AnswerDrift(Exception):
     """An answer that its output serializer (and so the schema) does not describe."""
 
@@ -191,6 +195,17 @@ class AnswerDrift(Exception):
 # citation's page fields first), and both stay as they are. (A comment, not a docstring:
 # the schema would show a base class's docstring as every answer's description.)
 class AnswerOutput(serializers.Serializer):
+    @classmethod
+    def render(cls, answer: Mapping[str, Any]) -> ReturnDict:
+        """What ``cls(answer).data`` gives, from one instance of the class kept per process:
+        binding the declared fields deep-copies every nested field, which cost more than
+        rendering (0.6 to 0.8 ms against 0.02 ms for a verify/quote answer). Rendering
+        changes nothing on the instance, so any thread may share it."""
+        renderer = _RENDERERS.get(cls)
+        if renderer is None:
+            renderer = _RENDERERS.setdefault(cls, cls())
+        return ReturnDict(renderer.to_representation(answer), serializer=renderer)
+
     def to_representation(self, instance: Mapping[str, Any]) -> dict[str, Any]:
         fields = self.fields
         unknown = [name for name in instance if name not in fields]
