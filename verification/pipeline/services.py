@@ -6,6 +6,7 @@ import bisect
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any
 
 from attest.errors import AttestError, Blocked
@@ -59,7 +60,7 @@ def url_admit(*, url: str, route: str, request_id: str) -> Target:
             exc.details.setdefault("field", "url")
         refusal_tally(route=route, error=exc, request_id=request_id, url=url)
         raise
-    return target
+    return replace(target, robots=rules)
 
 
 def quote_answer(
