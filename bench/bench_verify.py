@@ -73,6 +73,8 @@ MINIMAL_APP = "bench.minimal_drf.wsgi"
 CPU_ROUNDS = 5
 CPU_REQUESTS = int(os.environ.get("BENCH_VERIFY_CPU_REQUESTS", "150"))
 RATE_ROUNDS = 2
+# BENCH_VERIFY_BEFORE=/path/to/another/checkout adds its verify/quote to the alternation.
+BEFORE = os.environ.get("BENCH_VERIFY_BEFORE", "")
 RATE_SECONDS = float(os.environ.get("BENCH_VERIFY_RATE_SECONDS", "4"))
 
 
@@ -123,7 +125,9 @@ class _Service:
     """gunicorn serving ``app`` (Attest by default, on a fresh SQLite file in its own
     directory) with `make run`'s flags."""
 
-    def __init__(self, extra_env: dict[str, str], app: str = "attest.wsgi") -> None:
+    def __init__(
+        self, extra_env: dict[str, str], app: str = "attest.wsgi", root: Path = ROOT
+    ) -> None:
         self.var = tempfile.mkdtemp(prefix="attest-bench-verify-")
         self.port = _free_port()
         env = {
@@ -140,7 +144,7 @@ class _Service:
             for command in (["migrate", "--noinput"], ["ensure_signing_key"]):
                 subprocess.run(
                     [python, "manage.py", *command],
-                    cwd=ROOT,
+                    cwd=root,
                     env=env,
                     check=True,
                     capture_output=True,
@@ -161,7 +165,7 @@ class _Service:
                 *GUNICORN_FLAGS,
                 *control,
             ],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -318,20 +322,14 @@ def _cpu_per_request(call, service: _Service, count: int) -> float:
 def _versus(pages_port: int, quote: str) -> None:
     """verify/quote (trial calls) against the minimal DRF view, in alternating phases."""
     payload = json.dumps({"url": f"http://127.0.0.1:{pages_port}/page", "quote": quote}).encode()
-    attest = _Service(
-        {
-            "ATTEST_FETCH_ALLOW": f"127.0.0.1:{pages_port}",
-            "ATTEST_TRIAL_CALLS_PER_DAY": "1000000",
-            "ATTEST_UNPAID_RATE": "1000000/m",
-            "ATTEST_HOST_RATE": "1000000/m",
-            "ATTEST_UNPAID_IN_FLIGHT": "1000",
-        }
-    )
-    try:
-        minimal = _Service({}, app=MINIMAL_APP)
-    except BaseException:
-        attest.close()
-        raise
+    trial_env = {
+        "ATTEST_FETCH_ALLOW": f"127.0.0.1:{pages_port}",
+        "ATTEST_TRIAL_CALLS_PER_DAY": "1000000",
+        "ATTEST_UNPAID_RATE": "1000000/m",
+        "ATTEST_HOST_RATE": "1000000/m",
+        "ATTEST_UNPAID_IN_FLIGHT": "1000",
+    }
+    services: list[_Service] = []
 
     def is_fuzzy(answer: dict) -> None:
         assert answer["result"]["match"] == "fuzzy", answer
@@ -339,10 +337,20 @@ def _versus(pages_port: int, quote: str) -> None:
     def fetched(answer: dict) -> None:
         assert answer["status"] == 200 and answer["bytes"] > 50_000, answer
 
-    calls = {
-        "verify/quote": (_caller(attest, payload, is_fuzzy), attest),
-        "minimal DRF": (_caller(minimal, payload, fetched), minimal),
-    }
+    calls = {}
+    try:
+        services.append(_Service(trial_env))
+        calls["verify/quote"] = (_caller(services[-1], payload, is_fuzzy), services[-1])
+        if BEFORE:
+            # Another checkout of Attest (the code before a change), served the same way.
+            services.append(_Service(trial_env, root=Path(BEFORE)))
+            calls["before"] = (_caller(services[-1], payload, is_fuzzy), services[-1])
+        services.append(_Service({}, app=MINIMAL_APP))
+        calls["minimal DRF"] = (_caller(services[-1], payload, fetched), services[-1])
+    except BaseException:
+        for service in services:
+            service.close()
+        raise
     try:
         for call, _ in calls.values():
             for _ in range(30):  # warm every worker
@@ -356,17 +364,18 @@ def _versus(pages_port: int, quote: str) -> None:
         for _ in range(CPU_ROUNDS):
             for name, (call, service) in calls.items():
                 cpu[name].append(_cpu_per_request(call, service, CPU_REQUESTS))
-        ratios = [a / b for a, b in zip(cpu["verify/quote"], cpu["minimal DRF"], strict=True)]
         for name, figures in cpu.items():
             print(
                 f"{name:>13}: median {_ms(statistics.median(figures))} "
                 f"(rounds: {', '.join(f'{f * 1000:.2f}' for f in figures)} ms)"
             )
-        print(
-            f"ratio verify/quote / minimal DRF: median {statistics.median(ratios):.2f}x "
-            f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); {_load()}",
-            flush=True,
-        )
+        for name in [name for name in cpu if name != "minimal DRF"]:
+            ratios = [a / b for a, b in zip(cpu[name], cpu["minimal DRF"], strict=True)]
+            print(
+                f"ratio {name} / minimal DRF: median {statistics.median(ratios):.2f}x "
+                f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); {_load()}",
+                flush=True,
+            )
         print(
             f"-- requests/s, {RATE_ROUNDS} alternating rounds of {RATE_SECONDS:.0f} s per "
             f"server and client count (best round; server CPU per request in it)",
@@ -391,8 +400,8 @@ def _versus(pages_port: int, quote: str) -> None:
                 flush=True,
             )
     finally:
-        attest.close()
-        minimal.close()
+        for service in services:
+            service.close()
 
 
 def _trial_latency(pages_port: int, quote: str) -> None:
