@@ -360,53 +360,63 @@ def _versus(pages_port: int, quote: str) -> None:
         for call, _ in calls.values():
             for _ in range(30):  # warm every worker
                 call(None)
-        print(
-            f"-- server CPU per request, one client, {CPU_ROUNDS} alternating rounds of "
-            f"{CPU_REQUESTS} requests each; {_load()}",
-            flush=True,
-        )
-        cpu: dict[str, list[float]] = {name: [] for name in calls}
-        for _ in range(CPU_ROUNDS):
-            for name, (call, service) in calls.items():
-                cpu[name].append(_cpu_per_request(call, service, CPU_REQUESTS))
-        for name, figures in cpu.items():
-            print(
-                f"{name:>13}: median {_ms(statistics.median(figures))} "
-                f"(rounds: {', '.join(f'{f * 1000:.2f}' for f in figures)} ms)"
-            )
-        for name in [name for name in cpu if name != "minimal DRF"]:
-            ratios = [a / b for a, b in zip(cpu[name], cpu["minimal DRF"], strict=True)]
-            print(
-                f"ratio {name} / minimal DRF: median {statistics.median(ratios):.2f}x "
-                f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); {_load()}",
-                flush=True,
-            )
-        print(
-            f"-- requests/s, {RATE_ROUNDS} alternating rounds of {RATE_SECONDS:.0f} s per "
-            f"server and client count (best round; server CPU per request in it)",
-            flush=True,
-        )
-        for clients in CLIENTS:
-            best: dict[str, tuple[float, float]] = {}
-            for _ in range(RATE_ROUNDS):
-                for name, (call, service) in calls.items():
-                    before = service.cpu_seconds()
-                    rate, done = _throughput(call, clients, RATE_SECONDS)
-                    per = (service.cpu_seconds() - before) / done
-                    if rate > best.get(name, (0.0, 0.0))[0]:
-                        best[name] = (rate, per)
-            print(
-                f"{clients} client{'s' if clients > 1 else ' '}: "
-                + "; ".join(
-                    f"{name} {rate:.0f} requests/s ({_ms(per)} CPU each)"
-                    for name, (rate, per) in best.items()
-                )
-                + f"; {_load()}",
-                flush=True,
-            )
+        _cpu_phase(calls)
+        _rate_phase(calls)
     finally:
         for service in services:
             service.close()
+
+
+def _cpu_phase(calls: dict) -> None:
+    """Server CPU per request of each server, one client, in alternating rounds."""
+    print(
+        f"-- server CPU per request, one client, {CPU_ROUNDS} alternating rounds of "
+        f"{CPU_REQUESTS} requests each; {_load()}",
+        flush=True,
+    )
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(CPU_ROUNDS):
+        for name, (call, service) in calls.items():
+            cpu[name].append(_cpu_per_request(call, service, CPU_REQUESTS))
+    for name, figures in cpu.items():
+        print(
+            f"{name:>13}: median {_ms(statistics.median(figures))} "
+            f"(rounds: {', '.join(f'{f * 1000:.2f}' for f in figures)} ms)"
+        )
+    for name in [name for name in cpu if name != "minimal DRF"]:
+        ratios = [a / b for a, b in zip(cpu[name], cpu["minimal DRF"], strict=True)]
+        print(
+            f"ratio {name} / minimal DRF: median {statistics.median(ratios):.2f}x "
+            f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); {_load()}",
+            flush=True,
+        )
+
+
+def _rate_phase(calls: dict) -> None:
+    """Requests/s of each server at 1, 4 and 8 clients, in alternating rounds."""
+    print(
+        f"-- requests/s, {RATE_ROUNDS} alternating rounds of {RATE_SECONDS:.0f} s per "
+        f"server and client count (best round; server CPU per request in it)",
+        flush=True,
+    )
+    for clients in CLIENTS:
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(RATE_ROUNDS):
+            for name, (call, service) in calls.items():
+                before = service.cpu_seconds()
+                rate, done = _throughput(call, clients, RATE_SECONDS)
+                per = (service.cpu_seconds() - before) / done
+                if rate > best.get(name, (0.0, 0.0))[0]:
+                    best[name] = (rate, per)
+        print(
+            f"{clients} client{'s' if clients > 1 else ' '}: "
+            + "; ".join(
+                f"{name} {rate:.0f} requests/s ({_ms(per)} CPU each)"
+                for name, (rate, per) in best.items()
+            )
+            + f"; {_load()}",
+            flush=True,
+        )
 
 
 def _trial_latency(pages_port: int, quote: str) -> None:
