@@ -26,6 +26,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -46,22 +47,36 @@ PAGE_BYTES = 100 * 1024
 QUOTE_CHARS = 125
 ROUNDS = 5
 PAIRS_PER_ROUND = 30
-THROUGHPUT_SECONDS = 6.0
 CLIENTS = (1, 4, 8)
-# As `make run` serves (Makefile: WORKERS ?= 3, the same gunicorn flags).
+# As `make run` serves (Makefile: WORKERS ?= 3, the `run` target's gunicorn flags).
 WORKERS = 3
 GUNICORN_FLAGS = [
+    "--preload",
     "--timeout",
     "120",
     "--limit-request-line",
     "8190",
     "--limit-request-field_size",
     "20480",
+    "--max-requests",
+    "1000",
+    "--max-requests-jitter",
+    "100",
     "--access-logfile",
     "-",
     "--forwarded-allow-ips",
     "",
 ]
+# The floor verify/quote is held to (issue 27: at most 2x its server CPU): a DRF view that
+# parses the same body, fetches the same page with httpx and answers a small JSON.
+MINIMAL_APP = "bench.minimal_drf.wsgi"
+# Alternating phases: each round sends this many requests (one client) to each server in turn.
+CPU_ROUNDS = 5
+CPU_REQUESTS = int(os.environ.get("BENCH_VERIFY_CPU_REQUESTS", "150"))
+RATE_ROUNDS = 2
+# BENCH_VERIFY_BEFORE=/path/to/another/checkout adds its verify/quote to the alternation.
+BEFORE = os.environ.get("BENCH_VERIFY_BEFORE", "")
+RATE_SECONDS = float(os.environ.get("BENCH_VERIFY_RATE_SECONDS", "4"))
 
 
 def _page() -> tuple[bytes, str, float]:
@@ -108,9 +123,12 @@ def _free_port() -> int:
 
 
 class _Service:
-    """gunicorn serving Attest on a fresh SQLite file in its own directory."""
+    """gunicorn serving ``app`` (Attest by default, on a fresh SQLite file in its own
+    directory) with `make run`'s flags."""
 
-    def __init__(self, extra_env: dict[str, str]) -> None:
+    def __init__(
+        self, extra_env: dict[str, str], app: str = "attest.wsgi", root: Path = ROOT
+    ) -> None:
         self.var = tempfile.mkdtemp(prefix="attest-bench-verify-")
         self.port = _free_port()
         env = {
@@ -121,35 +139,46 @@ class _Service:
             **extra_env,
         }
         env.pop("CACHE_URL", None)  # `make run`'s default: the local-memory cache
+        env.pop("DJANGO_SETTINGS_MODULE", None)
         python = sys.executable
-        for command in (["migrate", "--noinput"], ["ensure_signing_key"]):
-            subprocess.run(
-                [python, "manage.py", *command],
-                cwd=ROOT,
-                env=env,
-                check=True,
-                capture_output=True,
-            )
+        if app == "attest.wsgi":
+            for command in (["migrate", "--noinput"], ["ensure_signing_key"]):
+                subprocess.run(
+                    [python, "manage.py", *command],
+                    cwd=root,
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                )
         gunicorn = Path(python).with_name("gunicorn")
+        help_text = subprocess.run(
+            [str(gunicorn), "--help"], capture_output=True, text=True, check=False
+        ).stdout
+        control = ["--no-control-socket"] if "--no-control-socket" in help_text else []
         self.process = subprocess.Popen(
             [
                 str(gunicorn),
-                "attest.wsgi",
+                app,
                 "--bind",
                 f"127.0.0.1:{self.port}",
                 "--workers",
                 str(WORKERS),
                 *GUNICORN_FLAGS,
+                *control,
             ],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60
+        health = "/healthz" if app == "attest.wsgi" else None
         while time.monotonic() < deadline:
             try:
-                if self.request("GET", "/healthz")[0] == 200:
+                if health is None:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                        return
+                if self.request("GET", health)[0] == 200:
                     return
             except OSError:
                 time.sleep(0.2)
@@ -168,29 +197,37 @@ class _Service:
             connection.close()
 
     def cpu_seconds(self) -> float:
-        """CPU time (user and system) used so far by gunicorn's master and its workers."""
-        total = 0
-        pids = [self.process.pid]
+        """CPU time (user and system) used so far by gunicorn's master and its workers,
+        including workers already replaced (--max-requests): the master has reaped them,
+        so their time is in its cutime and cstime."""
+        ticks = 0
+        master = _stat(self.process.pid)
+        if master is not None:
+            ticks += sum(int(value) for value in master[11:15])  # utime stime cutime cstime
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
-                try:
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue  # the process ended meanwhile
-                if int(fields[1]) == self.process.pid:
-                    pids.append(int(entry.name))
-        for pid in pids:
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-        return total / os.sysconf("SC_CLK_TCK")
+                fields = _stat(int(entry.name))
+                if fields is not None and int(fields[1]) == self.process.pid:
+                    ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(20)
+        self.process.send_signal(signal.SIGINT)  # gunicorn's quick shutdown
+        try:
+            self.process.wait(20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(20)
         shutil.rmtree(self.var, ignore_errors=True)
+
+
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the command name (fields[0] is the state), or None
+    when the process has ended."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
 
 
 def _bare(port: int) -> None:
@@ -205,7 +242,12 @@ def _bare(port: int) -> None:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms"
+    return f"{seconds * 1000:.2f} ms"
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (5 min {five:.1f})"
 
 
 def _latency(label: str, pages_port: int, call, service: _Service) -> None:
@@ -230,20 +272,17 @@ def _latency(label: str, pages_port: int, call, service: _Service) -> None:
         f"verify/quote {_ms(statistics.median(call_medians))}, "
         f"added {_ms(statistics.median(added))} "
         f"(rounds: {', '.join(f'{a * 1000:.1f}' for a in added)} ms; "
-        f"{ROUNDS} rounds of {PAIRS_PER_ROUND} pairs)",
-        flush=True,
-    )
-    print(
-        f"{label}: server CPU per call {_ms(cpu)} (gunicorn's processes, from /proc; "
-        f"{2 / cpu:.0f} calls/s would fill 2 cores)",
+        f"{ROUNDS} rounds of {PAIRS_PER_ROUND} pairs), "
+        f"server CPU per call {_ms(cpu)}; {_load()}",
         flush=True,
     )
 
 
-def _throughput(call, clients: int) -> tuple[float, float]:
+def _throughput(call, clients: int, seconds: float) -> tuple[float, int]:
+    """Requests/s from ``clients`` threads sending calls back to back for ``seconds``."""
     done = 0
     lock = threading.Lock()
-    stop = time.monotonic() + THROUGHPUT_SECONDS
+    stop = time.monotonic() + seconds
     failures: list[BaseException] = []
 
     def loop() -> None:
@@ -267,37 +306,139 @@ def _throughput(call, clients: int) -> tuple[float, float]:
     return done / (time.monotonic() - started), done
 
 
-def _trial_run(pages_port: int, body: bytes, quote: str) -> None:
-    service = _Service(
-        {
-            "ATTEST_FETCH_ALLOW": f"127.0.0.1:{pages_port}",
-            "ATTEST_TRIAL_CALLS_PER_DAY": "1000000",
-            "ATTEST_UNPAID_RATE": "1000000/m",
-        }
-    )
-    payload = json.dumps({"url": f"http://127.0.0.1:{pages_port}/page", "quote": quote}).encode()
+def _caller(service: _Service, payload: bytes, check):
     headers = {"Content-Type": "application/json"}
 
     def call(_index) -> None:
         status, _, answer = service.request("POST", "/v1/verify/quote", payload, headers)
         assert status == 200, answer
-        assert json.loads(answer)["result"]["match"] == "fuzzy", answer
+        check(json.loads(answer))
 
+    return call
+
+
+def _cpu_per_request(call, service: _Service, count: int) -> float:
+    before = service.cpu_seconds()
+    for _ in range(count):
+        call(None)
+    return (service.cpu_seconds() - before) / count
+
+
+def _versus(pages_port: int, quote: str) -> None:
+    """verify/quote (trial calls) against the minimal DRF view, in alternating phases."""
+    payload = json.dumps({"url": f"http://127.0.0.1:{pages_port}/page", "quote": quote}).encode()
+    trial_env = {
+        "ATTEST_FETCH_ALLOW": f"127.0.0.1:{pages_port}",
+        "ATTEST_TRIAL_CALLS_PER_DAY": "1000000",
+        "ATTEST_UNPAID_RATE": "1000000/m",
+        "ATTEST_HOST_RATE": "1000000/m",
+        "ATTEST_UNPAID_IN_FLIGHT": "1000",
+    }
+    services: list[_Service] = []
+
+    def is_fuzzy(answer: dict) -> None:
+        assert answer["result"]["match"] == "fuzzy", answer
+
+    def fetched(answer: dict) -> None:
+        assert answer["status"] == 200 and answer["bytes"] > 50_000, answer
+
+    calls = {}
+    try:
+        services.append(_Service(trial_env))
+        calls["verify/quote"] = (_caller(services[-1], payload, is_fuzzy), services[-1])
+        if BEFORE:
+            # Another checkout of Attest (the code before a change), served the same way.
+            services.append(_Service(trial_env, root=Path(BEFORE)))
+            calls["before"] = (_caller(services[-1], payload, is_fuzzy), services[-1])
+        services.append(_Service({}, app=MINIMAL_APP))
+        calls["minimal DRF"] = (_caller(services[-1], payload, fetched), services[-1])
+    except BaseException:
+        for service in services:
+            service.close()
+        raise
+    try:
+        for call, _ in calls.values():
+            for _ in range(30):  # warm every worker
+                call(None)
+        _cpu_phase(calls)
+        _rate_phase(calls)
+    finally:
+        for service in services:
+            service.close()
+
+
+def _cpu_phase(calls: dict) -> None:
+    """Server CPU per request of each server, one client, in alternating rounds."""
+    print(
+        f"-- server CPU per request, one client, {CPU_ROUNDS} alternating rounds of "
+        f"{CPU_REQUESTS} requests each; {_load()}",
+        flush=True,
+    )
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(CPU_ROUNDS):
+        for name, (call, service) in calls.items():
+            cpu[name].append(_cpu_per_request(call, service, CPU_REQUESTS))
+    for name, figures in cpu.items():
+        print(
+            f"{name:>13}: median {_ms(statistics.median(figures))} "
+            f"(rounds: {', '.join(f'{f * 1000:.2f}' for f in figures)} ms)"
+        )
+    for name in [name for name in cpu if name != "minimal DRF"]:
+        ratios = [a / b for a, b in zip(cpu[name], cpu["minimal DRF"], strict=True)]
+        print(
+            f"ratio {name} / minimal DRF: median {statistics.median(ratios):.2f}x "
+            f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); {_load()}",
+            flush=True,
+        )
+
+
+def _rate_phase(calls: dict) -> None:
+    """Requests/s of each server at 1, 4 and 8 clients, in alternating rounds."""
+    print(
+        f"-- requests/s, {RATE_ROUNDS} alternating rounds of {RATE_SECONDS:.0f} s per "
+        f"server and client count (best round; server CPU per request in it)",
+        flush=True,
+    )
+    for clients in CLIENTS:
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(RATE_ROUNDS):
+            for name, (call, service) in calls.items():
+                before = service.cpu_seconds()
+                rate, done = _throughput(call, clients, RATE_SECONDS)
+                per = (service.cpu_seconds() - before) / done
+                if rate > best.get(name, (0.0, 0.0))[0]:
+                    best[name] = (rate, per)
+        print(
+            f"{clients} client{'s' if clients > 1 else ' '}: "
+            + "; ".join(
+                f"{name} {rate:.0f} requests/s ({_ms(per)} CPU each)"
+                for name, (rate, per) in best.items()
+            )
+            + f"; {_load()}",
+            flush=True,
+        )
+
+
+def _trial_latency(pages_port: int, quote: str) -> None:
+    service = _Service(
+        {
+            "ATTEST_FETCH_ALLOW": f"127.0.0.1:{pages_port}",
+            "ATTEST_TRIAL_CALLS_PER_DAY": "1000000",
+            "ATTEST_UNPAID_RATE": "1000000/m",
+            "ATTEST_HOST_RATE": "1000000/m",
+            "ATTEST_UNPAID_IN_FLIGHT": "1000",
+        }
+    )
+    payload = json.dumps({"url": f"http://127.0.0.1:{pages_port}/page", "quote": quote}).encode()
+
+    def is_fuzzy(answer: dict) -> None:
+        assert answer["result"]["match"] == "fuzzy", answer
+
+    call = _caller(service, payload, is_fuzzy)
     try:
         for _ in range(20):  # warm every worker
             call(None)
         _latency("trial call ", pages_port, call, service)
-        rates, cpu_before, calls = {}, service.cpu_seconds(), 0
-        for clients in CLIENTS:
-            rates[clients], done = _throughput(call, clients)
-            calls += done
-        cpu = (service.cpu_seconds() - cpu_before) / calls
-        print(
-            "trial call throughput: "
-            + ", ".join(f"{rate:.0f} requests/s at {n} clients" for n, rate in rates.items())
-            + f" (server CPU per call {_ms(cpu)})",
-            flush=True,
-        )
     finally:
         service.close()
 
@@ -312,6 +453,7 @@ def _paid_run(pages_port: int, quote: str) -> None:
         {
             "ATTEST_FETCH_ALLOW": f"127.0.0.1:{pages_port}",
             "ATTEST_TRIAL_CALLS_PER_DAY": "0",  # no trial: every call pays
+            "ATTEST_HOST_RATE": "1000000/m",
         }
     )
     payload = json.dumps({"url": f"http://127.0.0.1:{pages_port}/page", "quote": quote}).encode()
@@ -357,16 +499,21 @@ def main() -> None:
         f"{repeated:.1%}), quote {len(quote)} characters with one letter changed (fuzzy path)"
     )
     print(
-        f"gunicorn: {WORKERS} sync workers as `make run`, SQLite, cpus: {os.cpu_count()}, "
-        f"load average before: {os.getloadavg()[0]:.1f}",
+        f"gunicorn: {WORKERS} sync workers with `make run`'s flags, SQLite, "
+        f"cpus: {os.cpu_count()}, {_load()}",
         flush=True,
     )
+    parts = os.environ.get("BENCH_VERIFY_PARTS", "versus,trial,paid").split(",")
     try:
-        _trial_run(pages_port, body, quote)
-        _paid_run(pages_port, quote)
+        if "versus" in parts:
+            _versus(pages_port, quote)
+        if "trial" in parts:
+            _trial_latency(pages_port, quote)
+        if "paid" in parts:
+            _paid_run(pages_port, quote)
     finally:
         pages.shutdown()
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    print(f"after: {_load()}")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from attest.errors import AttestError
+from attest.rendering import rendered
 from billing import charging
 from billing.client_ip import client_ip
 from billing.pricing import priced_route
@@ -140,7 +141,7 @@ def _priced_handler(
         if isinstance(response.data, dict):
             response.data = {**response.data, **call.response_fields}
             if output is not None:
-                response.data = output(response.data).data
+                response.data = rendered(output, response.data)
         if call.payment is None:
             call_record_trial_use(call=call)
             return response

@@ -13,6 +13,7 @@ from tests.verification.conftest import page
 from tests.verification.pdfs import text_pdf
 from verification.api.serializers import (
     AnswerDrift,
+    AnswerOutput,
     FetchOutput,
     ResultOutput,
     VerifyCitationsOutput,
@@ -71,9 +72,10 @@ def _holds_to(output: type[serializers.Serializer], body: dict[str, Any]) -> Non
     assert not found, found
 
 
-def _same_bytes(output: type[serializers.Serializer], answer: dict[str, Any]) -> None:
-    rendered = output(answer).data
-    assert json.dumps(rendered) == json.dumps(answer)
+def _same_bytes(output: type[AnswerOutput], answer: dict[str, Any]) -> None:
+    assert json.dumps(output(answer).data) == json.dumps(answer)
+    # The views render through the class's kept instance: the same bytes.
+    assert json.dumps(output.render(answer)) == json.dumps(answer)
 
 
 # --- the renderer ------------------------------------------------------------------------
@@ -91,6 +93,17 @@ def test_a_required_key_that_is_absent_is_refused():
     del answer["advice"]
     with pytest.raises(AnswerDrift, match="advice"):
         VerifyQuoteOutput(answer).data  # noqa: B018
+
+
+def test_the_views_renderer_binds_its_fields_once_and_still_refuses_drift():
+    answer = samples.sample_quote(mode="exact", request_id="r1")
+    first = VerifyQuoteOutput.render(answer)
+    second = VerifyQuoteOutput.render(samples.sample_quote(mode="fuzzy", request_id="r2"))
+    assert first.serializer is second.serializer  # one instance: fields not deep-copied again
+    assert first == VerifyQuoteOutput(answer).data
+    answer["result"]["surprise"] = 1
+    with pytest.raises(AnswerDrift, match="surprise"):
+        VerifyQuoteOutput.render(answer)
 
 
 def test_a_null_where_the_schema_allows_none_is_refused():

@@ -129,7 +129,7 @@ class VerifyCitationsView(APIView):
         batch = call.prechecked
         run = batches.batch_run(batch=batch, request_id=current_request_id(), tier=call.tier)
         return Response(
-            VerifyCitationsOutput(batches.citations_answer(run, batch, tier=call.tier)).data
+            VerifyCitationsOutput.render(batches.citations_answer(run, batch, tier=call.tier))
         )
 
 
@@ -171,4 +171,6 @@ class VerifyQuotesView(APIView):
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
         batch = call.prechecked
         run = batches.batch_run(batch=batch, request_id=current_request_id(), tier=call.tier)
-        return Response(VerifyQuotesOutput(batches.quotes_answer(run, batch, tier=call.tier)).data)
+        return Response(
+            VerifyQuotesOutput.render(batches.quotes_answer(run, batch, tier=call.tier))
+        )

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.utils.serializer_helpers import ReturnDict
 
 from attest.errors import InvalidRequest
 from attest.fields import (
@@ -19,6 +20,7 @@ from attest.fields import (
     StrictChoiceField,
     StrictFloatField,
 )
+from attest.rendering import rendered
 from verification.crossref.lookups import (
     BUSY,
     FOUND,
@@ -191,6 +193,11 @@ class AnswerDrift(Exception):
 # comment, not a docstring: the schema would show a base class's docstring as every
 # answer's description.)
 class AnswerOutput(serializers.Serializer):
+    @classmethod
+    def render(cls, answer: Mapping[str, Any]) -> ReturnDict:
+        """``cls(answer).data``, from an instance kept per process (attest.rendering)."""
+        return rendered(cls, answer)
+
     def to_representation(self, instance: Mapping[str, Any]) -> dict[str, Any]:
         fields = self.fields
         unknown = [name for name in instance if name not in fields]

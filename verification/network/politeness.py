@@ -161,7 +161,11 @@ def take_host_turns(targets: list[Target]) -> None:
     """One turn per page about to be fetched, taken in the calling (request) thread."""
     if not targets:
         return
-    rules = rules_for_pace(targets)
+    # Rules admission already read are used as read (one store read less a call).
+    rules = {t.parsed.origin: t.robots for t in targets if t.robots is not None}
+    unread = [t for t in targets if t.robots is None]
+    if unread:
+        rules = {**rules_for_pace(unread), **rules}
     for target in targets:
         take_host_turn(target, rules.get(target.parsed.origin, (ALLOW_ALL, "")))
 

@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import replace
 from typing import Any
 
 from attest.errors import CACHE_OUTAGES, AttestError, Blocked
@@ -93,7 +94,7 @@ def url_admit(*, url: str, route: str, request_id: str) -> Target:
             exc.details.setdefault("field", "url")
         refusal_tally(route=route, error=exc, request_id=request_id, url=url)
         raise
-    return target
+    return replace(target, robots=rules)
 
 
 def quote_answer(

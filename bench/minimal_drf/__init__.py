@@ -1,0 +1,1 @@
+"""The floor bench_verify compares verify/quote with: a minimal DRF view that fetches the page."""
