@@ -7,10 +7,10 @@ Two parts (``BENCH_STARTUP_PARTS=commands,run``, both by default):
   SQLite file; the median wall time and user+sys CPU of each (CPU is what load inflates
   least).
 - **run**: ``git clone`` of this checkout's HEAD into a scratch directory, then ``make run``
-  on a free port, timed until ``/healthz`` first answers 200, once with pip's cache as it
-  is (warm after any earlier install) and once with ``PIP_NO_CACHE_DIR=1`` (every wheel read
-  from the index again). Each phase's start is the time its command is echoed by make:
-  the venv, pip install, migrate, ensure_signing_key, gunicorn.
+  on a free port, timed until ``/healthz`` first answers 200, once with the installers'
+  caches as they are (warm after any earlier install) and once with ``PIP_NO_CACHE_DIR=1``
+  and ``UV_NO_CACHE=1`` (every wheel downloaded again). Each phase's start is the time its command is echoed by make:
+  the venv, uv, the install, migrate, ensure_signing_key, gunicorn.
 
 The load average is printed beside every figure. ``python -m bench startup``.
 """
@@ -38,12 +38,15 @@ COMMANDS = (
     ("migrate", "--check"),
     ("showmigrations",),
 )
+# Each phase starts when make echoes a line holding one of its markers (older Makefiles
+# installed with pip and had no uv step).
 PHASES = (
-    ("venv", "-m venv"),
-    ("pip install", "pip install"),
-    ("migrate", "manage.py migrate"),
-    ("signing key", "ensure_signing_key"),
-    ("gunicorn", "gunicorn attest.wsgi"),
+    ("venv", ("-m venv",)),
+    ("uv", ('pip install --quiet "uv',)),
+    ("install", ("uv pip install", "pip install --quiet -e")),
+    ("migrate", ("manage.py migrate",)),
+    ("signing key", ("ensure_signing_key",)),
+    ("gunicorn", ("gunicorn attest.wsgi",)),
 )
 
 
@@ -132,8 +135,8 @@ def make_run(label: str, extra_env: dict[str, str]) -> None:
         def watch() -> None:
             assert server.stdout is not None
             for line in server.stdout:
-                for phase, marker in PHASES:
-                    if phase not in seen and marker in line:
+                for phase, markers in PHASES:
+                    if phase not in seen and any(marker in line for marker in markers):
                         seen[phase] = time.perf_counter() - started
 
         Thread(target=watch, daemon=True).start()
@@ -171,7 +174,7 @@ def main() -> None:
         commands()
     if "run" in parts:
         make_run("pip cache warm", {})
-        make_run("PIP_NO_CACHE_DIR=1", {"PIP_NO_CACHE_DIR": "1"})
+        make_run("no cache", {"PIP_NO_CACHE_DIR": "1", "UV_NO_CACHE": "1"})
 
 
 if __name__ == "__main__":
