@@ -9,8 +9,8 @@ Two parts (``BENCH_STARTUP_PARTS=commands,run``, both by default):
 - **run**: ``git clone`` of this checkout's HEAD into a scratch directory, then ``make run``
   on a free port, timed until ``/healthz`` first answers 200, once with the installers'
   caches as they are (warm after any earlier install) and once with ``PIP_NO_CACHE_DIR=1``
-  and ``UV_NO_CACHE=1`` (every wheel downloaded again). Each phase's start is the time its command is echoed by make:
-  the venv, uv, the install, migrate, ensure_signing_key, gunicorn.
+  and ``UV_NO_CACHE=1`` (every wheel downloaded again). Each phase starts when make echoes
+  its command: the venv, uv, the install, migrate, ensure_signing_key, gunicorn.
 
 The load average is printed beside every figure. ``python -m bench startup``.
 """
