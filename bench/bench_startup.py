@@ -3,9 +3,9 @@
 Two parts (``BENCH_STARTUP_PARTS=commands,run``, both by default):
 
 - **commands**: ``manage.py check``, ``help``, ``migrate --check`` and ``showmigrations``
-  in this checkout, each run ``BENCH_STARTUP_ROUNDS`` times (5) interleaved, on a scratch
-  SQLite file; the median wall time and user+sys CPU of each (CPU is what load inflates
-  least).
+  in this checkout (and in ``BENCH_STARTUP_BASELINE``, another checkout, if set), each run
+  ``BENCH_STARTUP_ROUNDS`` times (5) interleaved, on a scratch SQLite file; the median wall
+  time and user+sys CPU of each (CPU is what load inflates least).
 - **run**: ``git clone`` of this checkout's HEAD into a scratch directory, then ``make run``
   on a free port, timed until ``/healthz`` first answers 200, once with the installers'
   caches as they are (warm after any earlier install) and once with ``PIP_NO_CACHE_DIR=1``
@@ -54,18 +54,24 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
     """Wall and user+sys CPU seconds of one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def commands() -> None:
+    """Each command in this checkout and, with BENCH_STARTUP_BASELINE=<another checkout>
+    (such as the main branch's), there too, interleaved, with this checkout's .venv (the
+    checkout's own modules come first on sys.path: python runs its manage.py)."""
     rounds = int(os.environ.get("BENCH_STARTUP_ROUNDS", "5"))
+    checkouts = {"this": ROOT}
+    if baseline := os.environ.get("BENCH_STARTUP_BASELINE"):
+        checkouts["baseline"] = Path(baseline).resolve()
     with tempfile.TemporaryDirectory(prefix="attest-startup-") as scratch:
         env = {
             **os.environ,
@@ -73,21 +79,28 @@ def commands() -> None:
             "DATABASE_URL": f"sqlite:///{scratch}/db.sqlite3",
         }
         env.pop("CACHE_URL", None)
-        manage = [sys.executable, str(ROOT / "manage.py")]
         subprocess.run(
-            [*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True
+            [sys.executable, "manage.py", "migrate", "--noinput"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
         )
-        figures: dict[tuple[str, ...], list[tuple[float, float]]] = {c: [] for c in COMMANDS}
+        figures: dict[tuple[str, tuple[str, ...]], list[tuple[float, float]]] = {
+            (name, c): [] for c in COMMANDS for name in checkouts
+        }
         print(f"load average before: {_load()}")
         for _ in range(rounds):
             for command in COMMANDS:
-                figures[command].append(_timed([*manage, *command], env))
+                for name, cwd in checkouts.items():
+                    argv = [sys.executable, "manage.py", *command]
+                    figures[(name, command)].append(_timed(argv, cwd, env))
         print(f"load average after:  {_load()}")
-        for command, runs in figures.items():
+        for (name, command), runs in figures.items():
             wall = statistics.median(w for w, _ in runs)
             cpu = statistics.median(c for _, c in runs)
             print(
-                f"manage.py {' '.join(command):<16} wall {wall:5.2f} s  "
+                f"{name:<8} manage.py {' '.join(command):<16} wall {wall:5.2f} s  "
                 f"user+sys {cpu:5.2f} s  ({rounds} runs, medians)"
             )
 
@@ -120,6 +133,7 @@ def make_run(label: str, extra_env: dict[str, str]) -> None:
         for name in ("DATABASE_URL", "CACHE_URL", "VIRTUAL_ENV", "DJANGO_SETTINGS_MODULE"):
             env.pop(name, None)
         load_before = _load()
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         seen: dict[str, float] = {}
         server = subprocess.Popen(
@@ -152,6 +166,10 @@ def make_run(label: str, extra_env: dict[str, str]) -> None:
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=60)
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # make's and everything it waited for (the venv, the installers, the commands,
+        # gunicorn's master and workers), up to the stop: what load inflates least.
+        cpu = sum(getattr(cpu_after, f) - getattr(cpu_before, f) for f in ("ru_utime", "ru_stime"))
         marks = [(phase, seen[phase]) for phase, _ in PHASES if phase in seen] + [
             ("healthz 200", total)
         ]
@@ -160,7 +178,7 @@ def make_run(label: str, extra_env: dict[str, str]) -> None:
             for i, (phase, at) in enumerate(marks[:-1])
         )
         print(
-            f"make run, {label}: /healthz 200 after {total:5.1f} s "
+            f"make run, {label}: /healthz 200 after {total:5.1f} s, user+sys {cpu:5.1f} s "
             f"(load {load_before} -> {_load()})"
         )
         print(f"  {spans}")
