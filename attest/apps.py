@@ -21,4 +21,10 @@ class AttestConfig(AppConfig):
     verbose_name = "Attest"
 
     def ready(self) -> None:
+        from attest.lazyviews import load_views
+        from attest.registry import register_serving_hook
+
         post_migrate.connect(ensure_auditors_group, dispatch_uid="attest.auditors_group")
+        # The URLconf names its API views by path (attest.lazyviews), so a manage.py command
+        # does not import them; a serving process imports them all before its first request.
+        register_serving_hook(load_views)

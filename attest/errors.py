@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-import redis
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404
-from django_redis.exceptions import ConnectionInterrupted
 from rest_framework import exceptions as drf
 from rest_framework import status
 from rest_framework.response import Response
@@ -106,10 +105,28 @@ class CountUnreadable(Exception):
 # What a dependency that refuses, drops or times out a connection raises: a restart, a
 # failover, a full disk. Such an outage is temporary, so it is a 503 to retry, not a 500.
 DATABASE_OUTAGES = (OperationalError, InterfaceError)
+
+
 # django-redis raises Redis's own connection and timeout errors (ConnectionInterrupted is
 # its wrapper, raised where it does not unwrap them); a rate limit's count the cache
 # would not give even on a second read is an outage too.
-CACHE_OUTAGES = (redis.ConnectionError, redis.TimeoutError, ConnectionInterrupted, CountUnreadable)
+# The tuple is built by its first reader (``from attest.errors import CACHE_OUTAGES`` or a
+# handled error): the Redis client takes a fifth of a second to import, which a manage.py
+# command, importing this module through the admin, should not pay.
+@cache
+def cache_outages() -> tuple[type[BaseException], ...]:
+    import redis
+    from django_redis.exceptions import ConnectionInterrupted
+
+    return (redis.ConnectionError, redis.TimeoutError, ConnectionInterrupted, CountUnreadable)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CACHE_OUTAGES":
+        return cache_outages()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # Seconds a client should wait: a PostgreSQL or Redis restart takes about this long.
 OUTAGE_RETRY_AFTER = 5
 
@@ -118,7 +135,7 @@ def outage_of(exc: BaseException | None) -> str | None:
     """Which dependency an exception says is down (``database`` or ``cache``), if any."""
     if isinstance(exc, DATABASE_OUTAGES):
         return "database"
-    if isinstance(exc, CACHE_OUTAGES):
+    if isinstance(exc, cache_outages()):
         return "cache"
     return None
 

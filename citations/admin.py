@@ -22,10 +22,10 @@ from citations import models
 from citations.extract.intervals import STATUSES
 from citations.extract.timeline import Bar, timeline_svg
 from citations.selectors import EvidenceMismatch, iso_utc, verified_evidence
-from citations.services import credential_revoke, project_set_suspended
-from citations.services.audit import audit_chain_first_break
-from citations.services.corrections import retraction_record
-from citations.services.predicates import predicate_check, predicate_declare
+
+# The ledger's services (the extractor's pattern tables among them) are imported by the
+# admin action or page that uses them, not when the admin loads: every manage.py command
+# loads the admin modules.
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -56,11 +56,15 @@ class ProjectAdmin(admin.ModelAdmin):
         permissions=["change"],
     )
     def suspend(self, request, queryset):
+        from citations.services import project_set_suspended
+
         for project in queryset:
             project_set_suspended(project=project, suspended=True, actor=_staff(request))
 
     @admin.action(description="Reinstate the selected projects", permissions=["change"])
     def reinstate(self, request, queryset):
+        from citations.services import project_set_suspended
+
         for project in queryset:
             project_set_suspended(project=project, suspended=False, actor=_staff(request))
 
@@ -71,6 +75,8 @@ class ProjectAdmin(admin.ModelAdmin):
     @admin.display(description="audit chain")
     def audit_chain(self, obj: models.Project) -> str:
         """Recomputed on every view, like ``manage.py verify_audit_chain``."""
+        from citations.services.audit import audit_chain_first_break
+
         if obj is None or obj.pk is None:
             return "—"
         first_break = audit_chain_first_break(project=obj)
@@ -96,6 +102,8 @@ class CredentialAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Revoke the selected credentials", permissions=["change"])
     def revoke(self, request, queryset):
+        from citations.services import credential_revoke
+
         for credential in queryset.select_related("project"):
             credential_revoke(credential=credential, actor=_staff(request))
 
@@ -329,6 +337,8 @@ class FactAdmin(ReadOnlyAdmin):
     @admin.action(description="Retract the selected facts (asks why)", permissions=["change"])
     def retract(self, request, queryset):
         """The same service as POST /v1/facts/{id}/retract, audited with the staff name."""
+        from citations.services.corrections import retraction_record
+
         form = RetractForm(request.POST if "apply" in request.POST else None)
         if not form.is_valid():
             return TemplateResponse(
@@ -483,6 +493,8 @@ class DeclarePredicateForm(forms.ModelForm):
         fields = ["project", "name", "cardinality", "description"]
 
     def clean(self):
+        from citations.services.predicates import predicate_check
+
         data = super().clean()
         try:
             predicate_check(
@@ -520,6 +532,8 @@ class DeclaredPredicateAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
+        from citations.services.predicates import predicate_declare
+
         data = form.cleaned_data
         predicate_declare(
             project=data["project"],

@@ -2,21 +2,33 @@
 
 from django.urls import path
 
-from citations.api import lifecycle_views, views
+from attest.lazyviews import lazy_view
 
 urlpatterns = [
-    path("v1/observations", views.ObservationsView.as_view(), name="observations"),
-    path("v1/recall", views.RecallView.as_view(), name="recall"),
-    path("v1/facts", views.FactsView.as_view(), name="facts"),
-    path("v1/predicates", views.PredicatesView.as_view(), name="predicates"),
-    path("v1/facts/<str:fact_id>/retract", views.FactRetractView.as_view(), name="fact-retract"),
-    path("v1/citations/resolve", views.ResolveView.as_view(), name="citations-resolve"),
-    path("v1/rebuilds", lifecycle_views.RebuildsView.as_view(), name="rebuilds"),
+    path("v1/observations", lazy_view("citations.api.views.ObservationsView"), name="observations"),
+    path("v1/recall", lazy_view("citations.api.views.RecallView"), name="recall"),
+    path("v1/facts", lazy_view("citations.api.views.FactsView"), name="facts"),
+    path("v1/predicates", lazy_view("citations.api.views.PredicatesView"), name="predicates"),
+    path(
+        "v1/facts/<str:fact_id>/retract",
+        lazy_view("citations.api.views.FactRetractView"),
+        name="fact-retract",
+    ),
+    path(
+        "v1/citations/resolve",
+        lazy_view("citations.api.views.ResolveView"),
+        name="citations-resolve",
+    ),
+    path("v1/rebuilds", lazy_view("citations.api.lifecycle_views.RebuildsView"), name="rebuilds"),
     path(
         "v1/subjects/<path:subject>/export",
-        lifecycle_views.SubjectExportView.as_view(),
+        lazy_view("citations.api.lifecycle_views.SubjectExportView"),
         name="subject-export",
     ),
-    path("v1/erasures", lifecycle_views.ErasuresView.as_view(), name="erasures"),
-    path("v1/rebuilds/<int:generation_id>", lifecycle_views.RebuildView.as_view(), name="rebuild"),
+    path("v1/erasures", lazy_view("citations.api.lifecycle_views.ErasuresView"), name="erasures"),
+    path(
+        "v1/rebuilds/<int:generation_id>",
+        lazy_view("citations.api.lifecycle_views.RebuildView"),
+        name="rebuild",
+    ),
 ]

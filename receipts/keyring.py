@@ -25,12 +25,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from joserfc.errors import JoseError
-from joserfc.jwk import OKPKey
+if TYPE_CHECKING:
+    from joserfc.jwk import OKPKey
 
-from attest_core.jws import ALGORITHM
+# joserfc (and the cryptography under it) is imported where a key is read, made or shown,
+# not by every importer of the keyring (the admin, so every manage.py command).
 
 ACTIVE_MARKER = "active"
 _LOCK = ".lock"
@@ -66,6 +67,8 @@ class KeyEntry:
         return self.private
 
     def public_jwk(self) -> dict:
+        from attest_core.jws import ALGORITHM
+
         jwk = self.public.as_dict(private=False)
         return {
             "kty": jwk["kty"],
@@ -118,6 +121,9 @@ def source_kind(source: str) -> SourceKind:
 
 def _import_blocks(text: str, origin: str) -> list[tuple[OKPKey, bool]]:
     """Every Ed25519 key in a PEM text, with whether it carries the private half."""
+    from joserfc.errors import JoseError
+    from joserfc.jwk import OKPKey
+
     keys = []
     for match in _PEM_BLOCK.finditer(text):
         label = match.group(1)
@@ -139,6 +145,8 @@ def _import_blocks(text: str, origin: str) -> list[tuple[OKPKey, bool]]:
 
 
 def _public_only(key: OKPKey) -> OKPKey:
+    from joserfc.jwk import OKPKey
+
     return OKPKey.import_key(key.as_dict(private=False))
 
 
@@ -313,6 +321,8 @@ def _write_atomically(path: Path, data: bytes, mode: int) -> None:
 
 
 def _new_key_file(directory: Path, now: datetime) -> str:
+    from joserfc.jwk import OKPKey
+
     key = OKPKey.generate_key("Ed25519")
     kid = key.thumbprint()
     name = f"{now.astimezone(UTC):%Y%m%dT%H%M%SZ}-{kid}.pem"

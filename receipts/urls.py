@@ -2,12 +2,14 @@
 
 from django.urls import path
 
-from receipts import views
+from attest.lazyviews import lazy_view
 
 urlpatterns = [
-    path(".well-known/jwks.json", views.JwksView.as_view(), name="jwks"),
-    path("v1/receipt/verify", views.ReceiptVerifyView.as_view(), name="receipt-verify"),
-    path("v1/log/head", views.LogHeadView.as_view(), name="log-head"),
-    path("v1/log/proof", views.LogProofView.as_view(), name="log-proof"),
-    path("v1/log/consistency", views.LogConsistencyView.as_view(), name="log-consistency"),
+    path(".well-known/jwks.json", lazy_view("receipts.views.JwksView"), name="jwks"),
+    path("v1/receipt/verify", lazy_view("receipts.views.ReceiptVerifyView"), name="receipt-verify"),
+    path("v1/log/head", lazy_view("receipts.views.LogHeadView"), name="log-head"),
+    path("v1/log/proof", lazy_view("receipts.views.LogProofView"), name="log-proof"),
+    path(
+        "v1/log/consistency", lazy_view("receipts.views.LogConsistencyView"), name="log-consistency"
+    ),
 ]

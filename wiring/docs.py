@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
 from django.conf import settings
@@ -17,186 +18,7 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.views.decorators.http import require_safe
 
-from attest import registry
-from attest_core.check_findings import EXIT_CODES, FAILURE_KINDS
-from attest_core.jws import ALGORITHM, REASONS, RECEIPT_TYP
-from attest_core.passages import MAX_PASSAGES, SCORER
-from attest_core.payloads import PAYLOAD_VERSION
-from attest_core.tree_head import TREE_HEAD_TYP
-from billing.charging import CHARGING_RULES
-from billing.facilitators import facilitator_name
-from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
-from billing.services.claims import UNCHARGED_RUNS_PER_AUTHORIZATION
-from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
-from citations.extract.extractor import EXTRACTOR_VERSION
-from citations.extract.predicates import BUILTIN_NAMES, BUILTIN_PREDICATES
-from citations.selectors import (
-    CONTEXT_BYTES,
-    INVENTORY_DEFAULT_LIMIT,
-    INVENTORY_MAX_LIMIT,
-    PAGE_BYTES,
-)
-from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
-from citations.services.placement import AUTHORED
-from citations.services.predicates import DESCRIPTION_MAX_CHARS as PREDICATE_DESCRIPTION_MAX
-from citations.services.predicates import NAME_PATTERN as PREDICATE_NAME_PATTERN
-from verification.api.serializers import VerifyQuoteInput
-from verification.engine.match import FUZZY_WORK_PER_CALL
-from verification.engine.pace import BUDGETS
-from verification.network.addresses import MAX_URL_LENGTH
-from verification.pipeline.batches import BATCH_FUZZY_WORK, MAX_CITATIONS, MAX_QUOTES
-from verification.pipeline.samples import SAMPLE_QUOTES, sample_page_url
-from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES
 from wiring.docs_client import add_python_examples
-from wiring.docs_guide import how_it_works
-from wiring.docs_tables import price_of, prices
-from wiring.mcp.tools import TOOLS
-
-
-def _verify_quote() -> dict[str, Any]:
-    threshold = VerifyQuoteInput().fields["threshold"]
-    return {
-        "errors": registry.errors("POST /v1/verify/quote"),
-        "modes": MODES,
-        "max_url": f"{MAX_URL_LENGTH:,}",
-        "max_quote": f"{MAX_QUOTE_CHARS:,}",
-        "threshold": threshold,
-        "scorer": SCORER,
-        "max_passages": MAX_PASSAGES,
-        "fuzzy_work": f"{FUZZY_WORK_PER_CALL:,}",
-        "price": price_of("verify/quote"),
-        "sample_quotes": SAMPLE_QUOTES,
-        "crossref_on": bool(settings.ATTEST_CROSSREF_URL),
-        "crossref_paid": BUDGETS["paid"],
-        "crossref_trial": BUDGETS["trial"],
-    }
-
-
-def _receipt_verify() -> dict[str, Any]:
-    return {
-        "errors": registry.errors("POST /v1/receipt/verify"),
-        "reasons": sorted(REASONS.items()),
-        "algorithm": ALGORITHM,
-        "typ": RECEIPT_TYP,
-        "version": PAYLOAD_VERSION,
-        "page_claims": registry.table("page claims"),
-        "result_claims": registry.table("result claims"),
-        "passage_claims": [name for name, _ in registry.table("passage claims")],
-        "sample_quote": SAMPLE_QUOTES["fuzzy"],
-    }
-
-
-def _receipt_check() -> dict[str, Any]:
-    return {"kinds": FAILURE_KINDS, "sample_quote": SAMPLE_QUOTES["fuzzy"]}
-
-
-def _transparency() -> dict[str, Any]:
-    return {"head_typ": TREE_HEAD_TYP, "log_kind": EXIT_CODES["log"]}
-
-
-def _payments() -> dict[str, Any]:
-    return {
-        "prices": prices(),
-        "quote_price": price_of("verify/quote"),
-        "rules": CHARGING_RULES,
-        "errors": registry.errors("payment"),
-        "network": settings.X402_NETWORK,
-        "pay_to": settings.X402_PAY_TO,
-        "rail": RAIL,
-        "max_timeout": MAX_TIMEOUT_SECONDS,
-        "uncharged_runs": UNCHARGED_RUNS_PER_AUTHORIZATION,
-        "trial_calls": settings.ATTEST_TRIAL_CALLS_PER_DAY,
-        "facilitator": facilitator_name(),
-    }
-
-
-def _limits() -> dict[str, Any]:
-    return {"groups": registry.limits()}
-
-
-def _batch(route: str, size: int) -> dict[str, Any]:
-    return {
-        "errors": registry.errors(f"POST /v1/{route}"),
-        "price": price_of(route),
-        "max_size": size,
-        "trial_max_size": PRICED_ROUTES[route].trial_max_size,
-        "fuzzy_work": f"{FUZZY_WORK_PER_CALL:,}",
-        "batch_fuzzy_work": f"{BATCH_FUZZY_WORK:,}",
-        "modes": MODES,
-        "max_quote": f"{MAX_QUOTE_CHARS:,}",
-        "sample_quotes": SAMPLE_QUOTES,
-    }
-
-
-def _verify_quotes() -> dict[str, Any]:
-    return _batch("verify/quotes", MAX_QUOTES)
-
-
-def _verify_citations() -> dict[str, Any]:
-    return _batch("verify/citations", MAX_CITATIONS)
-
-
-def _fetch() -> dict[str, Any]:
-    return {"errors": registry.errors("POST /v1/fetch"), "price": price_of("fetch")}
-
-
-def _ledger_ingest() -> dict[str, Any]:
-    return {
-        "errors": registry.errors("POST /v1/observations"),
-        "max_messages": MAX_MESSAGES,
-        "max_message_bytes": f"{MAX_MESSAGE_BYTES:,}",
-        "predicates": BUILTIN_PREDICATES,
-        "extractor_version": EXTRACTOR_VERSION,
-    }
-
-
-def _ledger_recall() -> dict[str, Any]:
-    fields = RecallIn().fields
-    return {
-        "errors": registry.errors("POST /v1/recall"),
-        "statuses": registry.table("fact statuses"),
-        "limit": fields["limit"],
-        "predicates": BUILTIN_NAMES,
-    }
-
-
-def _ledger_resolve() -> dict[str, Any]:
-    return {
-        "errors": registry.errors("POST /v1/citations/resolve"),
-        "limit": ResolveIn().fields["limit"],
-        "page_kib": PAGE_BYTES // 1024,
-        "context_bytes": CONTEXT_BYTES,
-    }
-
-
-def _ledger_rebuilds() -> dict[str, Any]:
-    return {"errors": registry.errors("POST /v1/rebuilds"), "extractor_version": EXTRACTOR_VERSION}
-
-
-def _ledger(route: str) -> Callable[[], dict[str, Any]]:
-    def context() -> dict[str, Any]:
-        return {
-            "errors": registry.errors(route),
-            "inventory_default": INVENTORY_DEFAULT_LIMIT,
-            "inventory_max": INVENTORY_MAX_LIMIT,
-            "authored": AUTHORED,
-        }
-
-    return context
-
-
-def _ledger_predicates() -> dict[str, Any]:
-    return {
-        "errors": registry.errors("POST /v1/predicates"),
-        "builtins": BUILTIN_PREDICATES,
-        "first": BUILTIN_PREDICATES[0],
-        "pattern": PREDICATE_NAME_PATTERN,
-        "description_max": PREDICATE_DESCRIPTION_MAX,
-    }
-
-
-def _web_evidence() -> dict[str, Any]:
-    return {"errors": registry.errors("POST /v1/facts"), "reasons": WEB_EVIDENCE_REASONS}
 
 
 @dataclass(frozen=True)
@@ -218,8 +40,13 @@ class DocPage:
         return f"docs/{self.slug.replace('-', '_')}.html"
 
 
-def _mcp() -> dict[str, Any]:
-    return {"tools": TOOLS}
+def _context(name: str, *args: str) -> Callable[[], dict[str, Any]]:
+    """The page context ``wiring.docs_context.<name>(*args)``, imported when a page renders."""
+
+    def context() -> dict[str, Any]:
+        return getattr(import_module("wiring.docs_context"), name)(*args)
+
+    return context
 
 
 # The navigation's order. A page is linked from anywhere only once it is listed here.
@@ -228,41 +55,41 @@ PAGES: tuple[DocPage, ...] = (
         "how-it-works",
         "How it works",
         "Page verdicts and their signals, normalisation, matching, and what a none means.",
-        how_it_works,
+        _context("how_it_works"),
     ),
     DocPage(
         "verify-quote",
         "Verify a quote",
         "POST /v1/verify/quote: is a quote on a page, where, and is the page real?",
-        _verify_quote,
+        _context("verify_quote"),
         route="POST /v1/verify/quote",
     ),
     DocPage(
         "verify-quotes",
         "Verify quotes on one page",
         "POST /v1/verify/quotes: up to 20 quotes checked against one fetch of a page.",
-        _verify_quotes,
+        _context("verify_quotes"),
         route="POST /v1/verify/quotes",
     ),
     DocPage(
         "verify-citations",
         "Verify citations",
         "POST /v1/verify/citations: up to 10 quote and URL pairs in one batch.",
-        _verify_citations,
+        _context("verify_citations"),
         route="POST /v1/verify/citations",
     ),
     DocPage(
         "fetch",
         "Fetch a page",
         "POST /v1/fetch: a page's verdict and its normalised text, signed.",
-        _fetch,
+        _context("fetch"),
         route="POST /v1/fetch",
     ),
     DocPage(
         "receipt-verify",
         "Check a receipt",
         "POST /v1/receipt/verify and the public keys: what a receipt signs.",
-        _receipt_verify,
+        _context("receipt_verify"),
         group="Receipts",
         route="POST /v1/receipt/verify",
     ),
@@ -270,14 +97,14 @@ PAGES: tuple[DocPage, ...] = (
         "receipt-check",
         "Check a receipt offline",
         "python -m receipts.check: the signature, the text and the quote, without us.",
-        _receipt_check,
+        _context("receipt_check"),
         group="Receipts",
     ),
     DocPage(
         "transparency",
         "Transparency log",
         "Every receipt in one public Merkle log: signed heads, proofs, the monitor.",
-        _transparency,
+        _context("transparency"),
         group="Receipts",
     ),
     DocPage(
@@ -291,21 +118,21 @@ PAGES: tuple[DocPage, ...] = (
         "mcp",
         "MCP server",
         "POST /mcp and attest mcp: the tools for an MCP client, paid over x402.",
-        _mcp,
+        _context("mcp"),
         group="Service",
     ),
     DocPage(
         "payments",
         "Payments",
         "Prices, x402, the free trial and what is charged.",
-        _payments,
+        _context("payments"),
         group="Service",
     ),
     DocPage(
         "limits",
         "Limits",
         "Every size, time and rate limit, and what happens past it.",
-        _limits,
+        _context("limits"),
         group="Service",
     ),
     # The fact ledger: one page per route under /docs/ledger/.
@@ -313,7 +140,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/ingest",
         "Ingest messages",
         "POST /v1/observations: store messages; facts come out, tied to their bytes.",
-        _ledger_ingest,
+        _context("ledger_ingest"),
         group="Fact ledger",
         route="POST /v1/observations",
     ),
@@ -321,7 +148,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/recall",
         "Recall facts",
         "POST /v1/recall: a subject's facts, now or as of a valid and a known time.",
-        _ledger_recall,
+        _context("ledger_recall"),
         group="Fact ledger",
         route="POST /v1/recall",
     ),
@@ -329,7 +156,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/resolve",
         "Resolve a fact",
         "POST /v1/citations/resolve: a fact with its evidence, re-read from the bytes.",
-        _ledger_resolve,
+        _context("ledger_resolve"),
         group="Fact ledger",
         route="POST /v1/citations/resolve",
     ),
@@ -337,7 +164,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/retraction",
         "Retraction",
         "POST /v1/facts/{id}/retract: withdraw a fact, or correct it with a replacement.",
-        _ledger("POST /v1/facts/{fact_id}/retract"),
+        _context("ledger", "POST /v1/facts/{fact_id}/retract"),
         group="Fact ledger",
         route="POST /v1/facts/{fact_id}/retract",
     ),
@@ -345,7 +172,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/authored-records",
         "Authored records",
         "POST /v1/facts: a person states a fact directly, and the evidence says who.",
-        _ledger("POST /v1/facts"),
+        _context("ledger", "POST /v1/facts"),
         group="Fact ledger",
         route="POST /v1/facts",
     ),
@@ -353,7 +180,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/predicates",
         "Predicates",
         "GET and POST /v1/predicates: the built-in predicates, and declaring your own.",
-        _ledger_predicates,
+        _context("ledger_predicates"),
         group="Fact ledger",
         route="POST /v1/predicates",
     ),
@@ -361,14 +188,14 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/web-evidence",
         "Web evidence",
         "Verify a quote, record the fact with its receipt, resolve it, check it offline.",
-        _web_evidence,
+        _context("web_evidence"),
         group="Fact ledger",
     ),
     DocPage(
         "ledger/record-inventory",
         "Record inventory",
         "GET /v1/facts: every fact of a project, newest first, a page at a time.",
-        _ledger("GET /v1/facts"),
+        _context("ledger", "GET /v1/facts"),
         group="Fact ledger",
         route="GET /v1/facts",
     ),
@@ -376,7 +203,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/rebuilds",
         "Rebuild facts",
         "POST /v1/rebuilds: read messages again in a new generation, one source or all.",
-        _ledger_rebuilds,
+        _context("ledger_rebuilds"),
         group="Fact ledger",
         route="POST /v1/rebuilds",
     ),
@@ -384,7 +211,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/erasures",
         "Erase",
         "POST /v1/erasures: delete a message or a subject's content; tombstones answer 404.",
-        _ledger("POST /v1/erasures"),
+        _context("ledger", "POST /v1/erasures"),
         group="Fact ledger",
         route="POST /v1/erasures",
     ),
@@ -392,7 +219,7 @@ PAGES: tuple[DocPage, ...] = (
         "ledger/subject-export",
         "Export a subject",
         "GET /v1/subjects/{subject}/export: everything about a subject, NDJSON, one snapshot.",
-        _ledger("GET /v1/subjects/{subject}/export"),
+        _context("ledger", "GET /v1/subjects/{subject}/export"),
         group="Fact ledger",
         route="GET /v1/subjects/{subject}/export",
     ),
@@ -408,6 +235,8 @@ def groups() -> list[tuple[str, list[DocPage]]]:
 
 
 def _common(request: HttpRequest, current: DocPage | None) -> dict[str, Any]:
+    from verification.pipeline.samples import sample_page_url
+
     scheme, host = request.scheme, request.get_host()
     at = PAGES.index(current) if current else None
     return {

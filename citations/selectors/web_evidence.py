@@ -21,10 +21,8 @@ from datetime import datetime
 from typing import Any
 
 from attest.errors import InvalidRequest
-from attest_core.normalise import normalise
 from citations.models import Evidence, WebSource
 from receipts.payloads import quote_sha256
-from receipts.services import verify_receipt
 from verification.models import CrossrefAnswer
 
 # The routes whose receipts vouch for a quote on a fetched page (not the free samples).
@@ -131,6 +129,8 @@ def _signed_quote(
                     RECEIPT_INVALID,
                     "a fetch receipt needs `text`, the page's normalised text it signed.",
                 )
+            from attest_core.normalise import normalise  # numpy: imported by the first use
+
             needle = normalise(quote).text.strip()
             start = text.find(needle) if needle else -1
             if start < 0:
@@ -179,6 +179,10 @@ def _signed_quote(
 
 
 def _checked_claims(receipt: str) -> dict[str, Any] | None:
+    # The receipt checker (joserfc, numpy) is imported by the first check, not by every
+    # importer of the selectors (the admin, so every manage.py command).
+    from receipts.services import verify_receipt
+
     check = verify_receipt(receipt=receipt)
     return check.claims if check.valid else None
 
