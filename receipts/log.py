@@ -27,7 +27,7 @@ from attest.errors import InvalidRequest
 from attest_core import merkle
 from attest_core.canonical import canonical_json
 from attest_core.tree_head import TreeHead, sign_tree_head
-from receipts.models import LogLeaf
+from receipts.models import LogLeaf, LogNode
 from receipts.selectors import signing_keyring
 
 # The size and the frontier in one statement (one snapshot): for each level whose bit is
@@ -118,6 +118,17 @@ def log_append_receipt(receipt: str) -> int:
     subject's messages, which erasure must be able to remove from every table, and the
     log can never be rewritten. Its holder brings the receipt to prove it is logged."""
     return log_append(kind=LogLeaf.RECEIPT, leaf=receipt.encode("ascii"))
+
+
+def receipt_log_index(receipt: str) -> int | None:
+    """The leaf index of a logged receipt, found by its leaf hash; None if it is not logged."""
+    node = (
+        LogNode.objects.filter(level=0, hash=merkle.leaf_hash(receipt.encode("ascii")))
+        .order_by("index")
+        .values_list("index", flat=True)
+        .first()
+    )
+    return node
 
 
 def audit_head_leaf(*, project: int, seq: int, head_hash: str) -> str:
