@@ -17,6 +17,7 @@ from attest_core.jws import REGISTRY
 from attest_core.tree_head import TreeHeadRefused, check_tree_head
 from receipts import log, selectors
 from receipts.models import LogLeaf, LogNode
+from verification.models import Verification
 from tests.receipts.samples import issue_sample
 from tests.receipts.test_merkle import (
     ref_leaf,
@@ -53,6 +54,37 @@ def test_every_answer_with_a_receipt_names_its_logged_leaf(api):
     # receipt_log_index follows receipt, before tier, as the schema lists it.
     keys = list(first)
     assert keys.index("receipt_log_index") == keys.index("receipt") + 1
+
+
+def _refuse_answered_records(cursor) -> None:
+    """A real database refusal of the answered record (a trigger), nothing mocked."""
+    if connection.vendor == "postgresql":
+        cursor.execute(
+            "CREATE FUNCTION test_refuse_answered() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'no answered record'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER refuse_answered BEFORE INSERT ON verification_verification "
+            "FOR EACH ROW WHEN (NEW.outcome = 'answered') EXECUTE FUNCTION test_refuse_answered()"
+        )
+    else:
+        cursor.execute(
+            "CREATE TRIGGER refuse_answered BEFORE INSERT ON verification_verification "
+            "WHEN NEW.outcome = 'answered' BEGIN SELECT RAISE(ABORT, 'no answered record'); END"
+        )
+
+
+def test_the_leaf_commits_with_the_calls_record_or_not_at_all(api):
+    # The append shares the transaction of the call's answered record: when that write
+    # fails, the leaf rolls back with it (no leaf for a receipt nobody was sent), and the
+    # call is recorded as failed.
+    with connection.cursor() as cursor:
+        _refuse_answered_records(cursor)
+    api.raise_request_exception = False
+    response = api.get("/v1/sample/quote")
+    assert response.status_code == 500
+    assert not LogLeaf.objects.exists()
+    assert list(Verification.objects.values_list("outcome", flat=True)) == ["failed"]
 
 
 def test_head_is_signed_with_a_published_key_and_matches_the_leaves(api):

@@ -352,7 +352,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     lookups = CallLookups(tier=tier, request_id=request_id)
     holding_place = answered = False
     try:
-        with recorded(record):
+        with recorded(record) as recording:
             if batch.limited:
                 queues.failures_take(client_ip=batch.client_ip)
                 holding_place = True
@@ -376,18 +376,21 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 )
             # After the match queue is left: a slow Crossref never holds a matching place.
             lookups.attach(pages)
-            issued = issue_receipt(
-                route=batch.route,
-                request_id=request_id,
-                tier=tier,
-                pages=[page_claims(page) for page in pages],
-                results=[
-                    result_claims(r, page_index=item.page, raw_quote=item.raw_quote, mode=mode)
-                    for r, item in zip(results, batch.items, strict=True)
-                ],
-                extra={
-                    "failed": [{"index": i, "code": results[i]["error"]["code"]} for i in failed]
-                },
+            signed_pages = [page_claims(page) for page in pages]
+            signed_results = [
+                result_claims(r, page_index=item.page, raw_quote=item.raw_quote, mode=mode)
+                for r, item in zip(results, batch.items, strict=True)
+            ]
+            failures = [{"index": i, "code": results[i]["error"]["code"]} for i in failed]
+            issued = recording.answered(
+                lambda: issue_receipt(
+                    route=batch.route,
+                    request_id=request_id,
+                    tier=tier,
+                    pages=signed_pages,
+                    results=signed_results,
+                    extra={"failed": failures},
+                )
             )
             answered = True
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
@@ -112,19 +112,53 @@ def verification_record(
     )
 
 
+_Issued = TypeVar("_Issued")
+
+
+class Recording:
+    """A call being recorded (see ``recorded``)."""
+
+    def __init__(self, record: Callable[[AttestError | None], None]) -> None:
+        self._record = record
+        self.done = False
+
+    def answered(self, issue: Callable[[], _Issued]) -> _Issued:
+        """Issue the answer's receipt and record the call as answered, in one transaction.
+
+        issue_receipt appends the receipt to the transparency log inside this transaction,
+        so its leaf and the call's record commit together: the log adds its two statements
+        to the call, not a commit of its own. Nothing is answered before that commit, and a
+        failure before it rolls both back (the receipt was never sent; the call is then
+        recorded as failed).
+        """
+        with transaction.atomic():
+            issued = issue()
+            self._record(None)
+        self.done = True
+        return issued
+
+
 @contextmanager
-def recorded(record: Callable[[AttestError | None], None]) -> Iterator[None]:
-    """Run a call's work and record how it ended: answered, refused, or failed (a 500)."""
+def recorded(record: Callable[[AttestError | None], None]) -> Iterator[Recording]:
+    """Run a call's work and record how it ended: answered, refused, or failed (a 500).
+
+    A call that signs an answer records it through ``Recording.answered``; one that ends
+    otherwise is recorded here.
+    """
+    recording = Recording(record)
     try:
-        yield
+        yield recording
     except AttestError as exc:
-        record(exc)
+        if not recording.done:
+            record(exc)
         raise
     except Exception:
         # Kept for staff to find; the exception itself still becomes a logged 500.
-        record(AttestError(code="internal_error", status_code=500))
+        if not recording.done:
+            record(AttestError(code="internal_error", status_code=500))
         raise
-    record(None)
+    if not recording.done:
+        record(None)
 
 
 def refusal_tally(*, route: str, error: AttestError, request_id: str, url: str = "") -> None:
