@@ -7,7 +7,12 @@ test_merkle, never with the module that built them.
 from __future__ import annotations
 
 import base64
+import json
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -17,7 +22,6 @@ from attest_core.jws import REGISTRY
 from attest_core.tree_head import TreeHeadRefused, check_tree_head
 from receipts import log, selectors
 from receipts.models import LogLeaf, LogNode
-from verification.models import Verification
 from tests.receipts.samples import issue_sample
 from tests.receipts.test_merkle import (
     ref_leaf,
@@ -25,8 +29,10 @@ from tests.receipts.test_merkle import (
     ref_verify_consistency,
     ref_verify_inclusion,
 )
+from verification.models import Verification
 
 pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _b64(values: list[str]) -> list[bytes]:
@@ -243,3 +249,47 @@ def test_concurrent_appends_from_many_connections_make_one_tree():
     stored = list(LogLeaf.objects.order_by("index").values_list("index", flat=True))
     assert stored == list(range(200))
     assert log.log_root(200) == ref_mth([logged[index].encode() for index in range(200)])
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_appends_from_several_processes_make_one_tree():
+    """Four processes, started together (each waits on its stdin), append 40 receipts each."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "LOG_LEVEL": "WARNING",
+    }
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.receipts.append_worker", str(n), "40"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
+    try:
+        for worker in workers:  # every process connected before any appends
+            assert worker.stdout.readline().strip() == "ready"
+        for worker in workers:
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        outputs = [worker.communicate(timeout=120)[0] for worker in workers]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+    assert [worker.returncode for worker in workers] == [0, 0, 0, 0]
+    logged: dict[int, str] = {}
+    for output in outputs:
+        for index, receipt in json.loads(output).items():
+            assert int(index) not in logged
+            logged[int(index)] = receipt
+    assert sorted(logged) == list(range(160))
+    stored = list(LogLeaf.objects.order_by("index").values_list("index", flat=True))
+    assert stored == list(range(160))
+    assert log.log_root(160) == ref_mth([logged[index].encode() for index in range(160)])
