@@ -42,10 +42,13 @@ def test_a_rolled_back_event_does_not_hold_the_next_head_back(
     # rolled back logged nothing, so the next committed event's head is logged at once.
     settings.ATTEST_AUDIT_HEAD_INTERVAL = 3600
     event = {"project": ledger.project, "operation": "recall", "actor": "test", "object_ids": []}
-    with django_capture_on_commit_callbacks(execute=True):
-        with pytest.raises(RuntimeError), transaction.atomic():
-            audit_record(**event)
-            raise RuntimeError("the call failed after writing its event")
+    with (
+        django_capture_on_commit_callbacks(execute=True),
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        audit_record(**event)
+        raise RuntimeError("the call failed after writing its event")
     assert latest_audit_head(project=ledger.project.pk) is None
     with django_capture_on_commit_callbacks(execute=True):
         committed = audit_record(**event)
