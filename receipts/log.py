@@ -123,15 +123,10 @@ def log_append_receipt(receipt: str) -> int:
     return log_append(kind=LogLeaf.RECEIPT, leaf=receipt.encode("ascii"))
 
 
-def receipt_log_index(receipt: str) -> int | None:
-    """The leaf index of a logged receipt, found by its leaf hash; None if it is not logged."""
-    node = (
-        LogNode.objects.filter(level=0, hash=merkle.leaf_hash(receipt.encode("ascii")))
-        .order_by("index")
-        .values_list("index", flat=True)
-        .first()
-    )
-    return node
+def receipt_is_leaf(receipt: str, index: int) -> bool:
+    """Whether leaf ``index`` of the log is ``receipt`` (its stored leaf hash is the receipt's)."""
+    node = LogNode.objects.filter(level=0, index=index).values_list("hash", flat=True).first()
+    return node is not None and bytes(node) == merkle.leaf_hash(receipt.encode("ascii"))
 
 
 def audit_head_leaf(*, project: int, seq: int, head_hash: str) -> str:

@@ -95,11 +95,6 @@ class LogNode(AppendOnly):
 
     class Meta:
         verbose_name = "log node"
-        indexes = [
-            # A receipt's leaf found by its hash (the log keeps no receipt): web evidence
-            # names the leaf of the receipt it was admitted with.
-            models.Index(fields=["hash"], condition=models.Q(level=0), name="lognode_leaf_hash")
-        ]
 
     def __str__(self) -> str:
         return f"node {self.level}/{self.index}"

@@ -10,14 +10,12 @@ from collections.abc import Sequence
 
 from citations.models import Evidence, EvidenceKind, WebSource
 from citations.selectors.web_evidence import CheckedWebQuote
-from receipts.log import receipt_log_index
 from receipts.payloads import quote_sha256
 
 
 def web_evidence_add(authored: Evidence, checked: Sequence[CheckedWebQuote]) -> None:
     """Store each checked quote as a ``web`` row beside the record's own (saved) row, with
     its receipt's leaf index in the transparency log."""
-    log_indexes = {piece.given.receipt: receipt_log_index(piece.given.receipt) for piece in checked}
     for piece in checked:
         row = Evidence.objects.create(
             project=authored.project,
@@ -38,7 +36,7 @@ def web_evidence_add(authored: Evidence, checked: Sequence[CheckedWebQuote]) -> 
             quote=piece.given.quote,
             receipt=piece.given.receipt,
             receipt_index=piece.given.index,
-            receipt_log_index=log_indexes[piece.given.receipt],
+            receipt_log_index=piece.log_index,
             **vars(piece.signed),
         )
 

@@ -331,7 +331,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     results: list[dict[str, Any]] = []
     mode = batch.options.mode
 
-    def record(error: AttestError | None) -> None:
+    def record(error: AttestError | None, log_index: int | None) -> None:
         outcomes = results or [{"match": None, "score": None}] * len(batch.items)
         verification_record(
             route=batch.route,
@@ -342,6 +342,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
             timings=timings,
             page=pages[0] if len(pages) == 1 else None,
             error=error,
+            receipt_log_index=log_index,
             pages=pages,
             items=[
                 item_record(r, page_index=i.page)

@@ -79,7 +79,7 @@ def quote_answer(
     page: Page | None = None
     result: dict | None = None
 
-    def record(error: AttestError | None) -> None:
+    def record(error: AttestError | None, log_index: int | None) -> None:
         verification_record(
             route=route,
             request_id=request_id,
@@ -90,6 +90,7 @@ def quote_answer(
             page=page,
             result=result,
             error=error,
+            receipt_log_index=log_index,
         )
 
     lookups = CallLookups(tier=tier, request_id=request_id)
@@ -166,7 +167,7 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
     timings = Timings()
     page: Page | None = None
 
-    def record(error: AttestError | None) -> None:
+    def record(error: AttestError | None, log_index: int | None) -> None:
         verification_record(
             route=ROUTE_FETCH,
             request_id=request_id,
@@ -176,6 +177,7 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
             timings=timings,
             page=page,
             error=error,
+            receipt_log_index=log_index,
         )
 
     lookups = CallLookups(tier=tier, request_id=request_id)
