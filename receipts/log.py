@@ -9,7 +9,8 @@ A leaf's index is the number of leaves committed before it, so two appends never
 an index and none is skipped, whichever process makes them: on PostgreSQL the leaf's
 primary key settles a race (the loser appends again on the new size), on SQLite the
 write lock every transaction takes at BEGIN (``transaction_mode`` IMMEDIATE) makes
-appends take turns. On PostgreSQL an append is two statements and the commit.
+appends take turns. On PostgreSQL an append is two statements; a verification call makes
+them in the transaction that writes its record, so they share that commit.
 """
 
 from __future__ import annotations
