@@ -407,6 +407,7 @@ class WebSourceInline(ReadOnlyInline):
         "doi",
         "doi_status",
         "receipt_index",
+        "receipt_log_index",
     )
     readonly_fields = fields
 

@@ -464,6 +464,8 @@ class WebSource(models.Model):
     receipt = models.TextField()
     # Which result of the receipt (a batch's citation or quote) vouches for the quote.
     receipt_index = models.PositiveIntegerField(default=0)
+    # The receipt's leaf in the transparency log (null: signed before the log began).
+    receipt_log_index = models.BigIntegerField(null=True, blank=True)
     route = models.CharField(max_length=40)
     url = models.TextField()
     final_url = models.TextField(blank=True)

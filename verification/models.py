@@ -14,6 +14,9 @@ class Verification(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     route = models.CharField(max_length=40)
     request_id = models.CharField(max_length=128, db_index=True)
+    # The answered call's receipt's leaf in the transparency log, written in the same
+    # transaction as the leaf (null for a call that was not answered).
+    receipt_log_index = models.BigIntegerField(null=True, blank=True)
     tier = models.CharField(max_length=16, blank=True)
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     status_code = models.PositiveSmallIntegerField()

@@ -559,6 +559,7 @@ WEB_ONLY = (
     "source_retracted",
     "receipt",
     "receipt_index",
+    "receipt_log_index",
 )
 
 
@@ -641,6 +642,14 @@ class EvidenceOut(serializers.Serializer):
     )
     receipt_index = serializers.IntegerField(
         source="web.receipt_index", **_web("which result of the receipt is this quote.")
+    )
+    receipt_log_index = serializers.IntegerField(
+        source="web.receipt_log_index",
+        allow_null=True,
+        **_web(
+            "the receipt's leaf in the transparency log (`GET /v1/log/proof?index=`); null "
+            "for a receipt signed before the log began."
+        ),
     )
 
     def to_representation(self, instance):

@@ -22,8 +22,9 @@ from typing import Any
 
 from attest.errors import InvalidRequest
 from citations.models import Evidence, WebSource
+from receipts.log import receipt_is_leaf
 from receipts.payloads import quote_sha256
-from verification.models import CrossrefAnswer
+from verification.models import CrossrefAnswer, Verification
 
 # The routes whose receipts vouch for a quote on a fetched page (not the free samples).
 WEB_ROUTES = ("verify/quote", "verify/quotes", "verify/citations", "fetch")
@@ -87,6 +88,7 @@ class CheckedWebQuote:
 
     given: WebQuoteIn
     signed: SignedQuote
+    log_index: int | None = None  # the receipt's leaf in the transparency log
 
 
 class _Refused(Exception):
@@ -209,8 +211,24 @@ def checked_web_quotes(items: Sequence[WebQuoteIn]) -> list[CheckedWebQuote]:
                 field=f"evidence[{position}].{refused.part}",
                 details={"reason": refused.reason},
             ) from None
-        checked.append(CheckedWebQuote(item, signed))
+        checked.append(CheckedWebQuote(item, signed, receipt_log_index(item.receipt, claims)))
     return checked
+
+
+def receipt_log_index(receipt: str, claims: dict[str, Any]) -> int | None:
+    """The receipt's leaf in the transparency log, or None (signed before the log began).
+
+    The call that answered with it recorded the leaf's index (in the transaction that
+    appended it), under the request ID the receipt signs; the leaf there must hash to
+    this receipt. Two primary-key and index probes, no scan of the log.
+    """
+    request_id = claims.get("request_id")
+    if not isinstance(request_id, str):
+        return None
+    indexes = Verification.objects.filter(
+        request_id=request_id, receipt_log_index__isnull=False
+    ).values_list("receipt_log_index", flat=True)
+    return next((i for i in indexes if i is not None and receipt_is_leaf(receipt, i)), None)
 
 
 def web_source_intact(evidence: Evidence) -> bool:

@@ -120,9 +120,9 @@ def audit_record(
     # pay a log append each time. Events past the logged head (that interval's, or a
     # crash's between commit and append) are reported by the chain check as not yet
     # logged (and ``verify_audit_chain --log-heads`` logs them), never as intact-and-logged.
-    project_id = event.project_id
-    if _head_due((project_id, project.created_at)):
-        transaction.on_commit(lambda: audit_head_log(project_id=project_id))
+    key = (event.project_id, project.created_at)
+    if _head_due(key):
+        transaction.on_commit(lambda: _head_log_when_due(key))
     return event
 
 
@@ -133,14 +133,34 @@ _heads_lock = threading.Lock()
 
 
 def _head_due(project: tuple[int, datetime]) -> bool:
-    """Whether this event's head goes into the log (and mark it so)."""
-    now, interval = time.monotonic(), settings.ATTEST_AUDIT_HEAD_INTERVAL
+    """Whether this process has not logged the project's head within the interval."""
+    last = _heads_logged.get(project)
+    interval = settings.ATTEST_AUDIT_HEAD_INTERVAL
+    return not (interval and last is not None and time.monotonic() - last < interval)
+
+
+def _head_log_when_due(project: tuple[int, datetime]) -> None:
+    """Once the event commits: log the project's head if it is still due, and mark it.
+
+    Marked here, not when the event is written: an event whose transaction rolls back
+    schedules nothing, so it cannot hold the next head back for an interval. The mark is
+    taken before the append (the commit's other events then skip it) and given back if
+    the append fails.
+    """
     with _heads_lock:
-        last = _heads_logged.get(project)
-        if interval and last is not None and now - last < interval:
-            return False
-        _heads_logged[project] = now
-        return True
+        if not _head_due(project):
+            return
+        before = _heads_logged.get(project)
+        _heads_logged[project] = time.monotonic()
+    try:
+        audit_head_log(project_id=project[0])
+    except Exception:
+        with _heads_lock:
+            if before is None:
+                _heads_logged.pop(project, None)
+            else:
+                _heads_logged[project] = before
+        raise
 
 
 def audit_head_log(*, project_id: int) -> int | None:

@@ -289,6 +289,7 @@ def web_source_json(web: WebSource) -> dict:
         "source_retracted": source_retracted(web),
         "receipt": web.receipt,
         "receipt_index": web.receipt_index,
+        "receipt_log_index": web.receipt_log_index,
     }
 
 

@@ -14,7 +14,8 @@ from receipts.payloads import quote_sha256
 
 
 def web_evidence_add(authored: Evidence, checked: Sequence[CheckedWebQuote]) -> None:
-    """Store each checked quote as a ``web`` row beside the record's own (saved) row."""
+    """Store each checked quote as a ``web`` row beside the record's own (saved) row, with
+    its receipt's leaf index in the transparency log."""
     for piece in checked:
         row = Evidence.objects.create(
             project=authored.project,
@@ -35,6 +36,7 @@ def web_evidence_add(authored: Evidence, checked: Sequence[CheckedWebQuote]) -> 
             quote=piece.given.quote,
             receipt=piece.given.receipt,
             receipt_index=piece.given.index,
+            receipt_log_index=piece.log_index,
             **vars(piece.signed),
         )
 

@@ -7,10 +7,11 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import connection, transaction
 
 from citations.models import AuditEvent
-from citations.services.audit import audit_chain_first_break
+from citations.services.audit import audit_chain_first_break, audit_record
+from receipts.log import latest_audit_head
 from receipts.models import LogLeaf
 
 pytestmark = pytest.mark.django_db
@@ -32,6 +33,28 @@ def test_heads_are_logged_at_most_once_per_interval(
     out = StringIO()
     call_command("verify_audit_chain", ledger.project.name, stdout=out)
     assert "2 not yet in the transparency log" in out.getvalue()
+
+
+def test_a_rolled_back_event_does_not_hold_the_next_head_back(
+    ledger, settings, django_capture_on_commit_callbacks
+):
+    # The interval counts from a head that reached the log: an event whose transaction
+    # rolled back logged nothing, so the next committed event's head is logged at once.
+    settings.ATTEST_AUDIT_HEAD_INTERVAL = 3600
+    event = {"project": ledger.project, "operation": "recall", "actor": "test", "object_ids": []}
+    with (
+        django_capture_on_commit_callbacks(execute=True),
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        audit_record(**event)
+        raise RuntimeError("the call failed after writing its event")
+    assert latest_audit_head(project=ledger.project.pk) is None
+    with django_capture_on_commit_callbacks(execute=True):
+        committed = audit_record(**event)
+    logged = latest_audit_head(project=ledger.project.pk)
+    assert logged is not None
+    assert (logged["seq"], logged["hash"]) == (committed.seq, committed.hash)
 
 
 def _ingest(ledger, capture, count: int) -> None:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from receipts import selectors, services
 from receipts.keyring import ensure_key
 from tests.citations.openapi import assert_matches_schema
 from tests.citations.scan import columns_holding
+from tests.receipts.samples import issue_sample
+from tests.receipts.test_merkle import ref_leaf, ref_verify_inclusion
 from tests.verification.conftest import _page_server, page, pages  # noqa: F401
 from tests.verification.crossref.conftest import _crossref_server, crossref  # noqa: F401
 from tests.verification.crossref.works import RETRACTED
@@ -117,6 +120,29 @@ def test_a_verified_quote_becomes_a_fact_whose_resolve_carries_a_receipt_that_ch
         timeout=60,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_web_evidence_names_its_receipts_leaf_and_the_logs_proof_verifies_for_it(
+    api, ledger, article
+):
+    answer = verify(api, article)
+    for i in range(4):  # later leaves: the receipt's is not simply the last one
+        issue_sample(quote=f"a later receipt {i}")
+    body = record(ledger, {"receipt": answer["receipt"], "quote": QUOTE}).json()
+    (web,) = web_rows(body)
+    assert web["receipt_log_index"] == answer["receipt_log_index"]
+    assert web_rows(ledger.resolve(body["id"]).json()) == [web]
+    # The index is that receipt's leaf: its inclusion proof verifies by RFC 9162 (the
+    # tests' own implementation) for the receipt's bytes, and for no other leaf's.
+    head = api.get("/v1/log/head").json()
+    index, size = web["receipt_log_index"], head["tree_size"]
+    assert index < size - 4
+    proof = api.get(f"/v1/log/proof?index={index}&tree_size={size}").json()
+    path = [base64.b64decode(node) for node in proof["audit_path"]]
+    root = base64.b64decode(head["root_hash"])
+    receipt = web["receipt"].encode("ascii")
+    assert ref_verify_inclusion(index, size, ref_leaf(receipt), path, root)
+    assert not ref_verify_inclusion(index + 1, size, ref_leaf(receipt), path, root)
 
 
 def test_the_audit_entry_names_the_fact_and_counts_sources_without_the_quote(api, ledger, article):

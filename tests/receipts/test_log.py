@@ -7,7 +7,12 @@ test_merkle, never with the module that built them.
 from __future__ import annotations
 
 import base64
+import json
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -24,8 +29,10 @@ from tests.receipts.test_merkle import (
     ref_verify_consistency,
     ref_verify_inclusion,
 )
+from verification.models import Verification
 
 pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _b64(values: list[str]) -> list[bytes]:
@@ -53,6 +60,37 @@ def test_every_answer_with_a_receipt_names_its_logged_leaf(api):
     # receipt_log_index follows receipt, before tier, as the schema lists it.
     keys = list(first)
     assert keys.index("receipt_log_index") == keys.index("receipt") + 1
+
+
+def _refuse_answered_records(cursor) -> None:
+    """A real database refusal of the answered record (a trigger), nothing mocked."""
+    if connection.vendor == "postgresql":
+        cursor.execute(
+            "CREATE FUNCTION test_refuse_answered() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'no answered record'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER refuse_answered BEFORE INSERT ON verification_verification "
+            "FOR EACH ROW WHEN (NEW.outcome = 'answered') EXECUTE FUNCTION test_refuse_answered()"
+        )
+    else:
+        cursor.execute(
+            "CREATE TRIGGER refuse_answered BEFORE INSERT ON verification_verification "
+            "WHEN NEW.outcome = 'answered' BEGIN SELECT RAISE(ABORT, 'no answered record'); END"
+        )
+
+
+def test_the_leaf_commits_with_the_calls_record_or_not_at_all(api):
+    # The append shares the transaction of the call's answered record: when that write
+    # fails, the leaf rolls back with it (no leaf for a receipt nobody was sent), and the
+    # call is recorded as failed.
+    with connection.cursor() as cursor:
+        _refuse_answered_records(cursor)
+    api.raise_request_exception = False
+    response = api.get("/v1/sample/quote")
+    assert response.status_code == 500
+    assert not LogLeaf.objects.exists()
+    assert list(Verification.objects.values_list("outcome", flat=True)) == ["failed"]
 
 
 def test_head_is_signed_with_a_published_key_and_matches_the_leaves(api):
@@ -211,3 +249,47 @@ def test_concurrent_appends_from_many_connections_make_one_tree():
     stored = list(LogLeaf.objects.order_by("index").values_list("index", flat=True))
     assert stored == list(range(200))
     assert log.log_root(200) == ref_mth([logged[index].encode() for index in range(200)])
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_appends_from_several_processes_make_one_tree():
+    """Four processes, started together (each waits on its stdin), append 40 receipts each."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "LOG_LEVEL": "WARNING",
+    }
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.receipts.append_worker", str(n), "40"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
+    try:
+        for worker in workers:  # every process connected before any appends
+            assert worker.stdout.readline().strip() == "ready"
+        for worker in workers:
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        outputs = [worker.communicate(timeout=120)[0] for worker in workers]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+    assert [worker.returncode for worker in workers] == [0, 0, 0, 0]
+    logged: dict[int, str] = {}
+    for output in outputs:
+        for index, receipt in json.loads(output).items():
+            assert int(index) not in logged
+            logged[int(index)] = receipt
+    assert sorted(logged) == list(range(160))
+    stored = list(LogLeaf.objects.order_by("index").values_list("index", flat=True))
+    assert stored == list(range(160))
+    assert log.log_root(160) == ref_mth([logged[index].encode() for index in range(160)])

@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+from django.db import connection, transaction
 
 from attest_client import check, cli
 from attest_core.tree_head import TreeHead, sign_tree_head
@@ -119,3 +120,47 @@ def test_the_monitor_keeps_consistent_heads_and_reports_a_fork(live_server, tmp_
         in capsys.readouterr().out
     )
     assert len(json.loads(state.read_text())["inconsistent"]) == 1
+
+
+def _rewrite_past_the_trigger(level: int, index: int, value: bytes) -> None:
+    """What a database superuser can do: switch the append-only trigger off and rewrite."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with transaction.atomic():
+                cursor.execute("SET LOCAL session_replication_role = replica")
+                cursor.execute(
+                    'UPDATE receipts_lognode SET hash = %s WHERE level = %s AND "index" = %s',
+                    [value, level, index],
+                )
+            return
+        cursor.execute("DROP TRIGGER receipts_lognode_no_update")
+        try:
+            cursor.execute(
+                'UPDATE receipts_lognode SET hash = %s WHERE level = %s AND "index" = %s',
+                [value, level, index],
+            )
+        finally:
+            cursor.execute(
+                "CREATE TRIGGER receipts_lognode_no_update BEFORE UPDATE ON receipts_lognode "
+                "BEGIN SELECT RAISE(ABORT, 'the transparency log is append-only'); END"
+            )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_monitor_reports_a_log_rewritten_after_it_kept_a_head(live_server, tmp_path, capsys):
+    # The service's own tree is changed (its first four leaves rewritten in the database,
+    # past the triggers, as withdrawing a receipt would need): the next head it signs
+    # does not extend the one the monitor kept, and the monitor says so.
+    for i in range(4):
+        issue_sample(quote=f"kept {i}")
+    state = tmp_path / "heads.json"
+    argv = ["monitor", "--url", live_server.url, "--state", str(state), "--once"]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    _rewrite_past_the_trigger(level=2, index=0, value=b"\x05" * 32)
+    issue_sample(quote="after the rewrite")
+    assert cli.main(argv) == 9
+    assert (
+        "INCONSISTENT: the head of 5 leaves does not extend the head of 4"
+        in capsys.readouterr().out
+    )

@@ -336,7 +336,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     results: list[dict[str, Any]] = []
     mode = batch.options.mode
 
-    def record(error: AttestError | None) -> None:
+    def record(error: AttestError | None, log_index: int | None) -> None:
         outcomes = results or [{"match": None, "score": None}] * len(batch.items)
         verification_record(
             route=batch.route,
@@ -347,6 +347,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
             timings=timings,
             page=pages[0] if len(pages) == 1 else None,
             error=error,
+            receipt_log_index=log_index,
             pages=pages,
             items=[
                 item_record(r, page_index=i.page)
@@ -357,7 +358,7 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
     lookups = CallLookups(tier=tier, request_id=request_id)
     holding_place = answered = False
     try:
-        with recorded(record):
+        with recorded(record) as recording:
             if batch.limited:
                 queues.failures_take(client_ip=batch.client_ip)
                 holding_place = True
@@ -381,18 +382,21 @@ def batch_run(*, batch: AdmittedBatch, request_id: str, tier: str) -> BatchRun:
                 )
             # After the match queue is left: a slow Crossref never holds a matching place.
             lookups.attach(pages)
-            issued = issue_receipt(
-                route=batch.route,
-                request_id=request_id,
-                tier=tier,
-                pages=[page_claims(page) for page in pages],
-                results=[
-                    result_claims(r, page_index=item.page, raw_quote=item.raw_quote, mode=mode)
-                    for r, item in zip(results, batch.items, strict=True)
-                ],
-                extra={
-                    "failed": [{"index": i, "code": results[i]["error"]["code"]} for i in failed]
-                },
+            signed_pages = [page_claims(page) for page in pages]
+            signed_results = [
+                result_claims(r, page_index=item.page, raw_quote=item.raw_quote, mode=mode)
+                for r, item in zip(results, batch.items, strict=True)
+            ]
+            failures = [{"index": i, "code": results[i]["error"]["code"]} for i in failed]
+            issued = recording.answered(
+                lambda: issue_receipt(
+                    route=batch.route,
+                    request_id=request_id,
+                    tier=tier,
+                    pages=signed_pages,
+                    results=signed_results,
+                    extra={"failed": failures},
+                )
             )
             answered = True
     finally:

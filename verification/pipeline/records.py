@@ -12,6 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from attest.errors import AttestError
+from receipts.services import IssuedReceipt
 from verification.models import RefusalTally, Verification
 from verification.pipeline.pages import Page
 from verification.pipeline.steps import Timings
@@ -86,6 +87,7 @@ def verification_record(
     error: AttestError | None = None,
     pages: list[Page] | None = None,
     items: list[dict[str, Any]] | None = None,
+    receipt_log_index: int | None = None,
 ) -> Verification:
     """Write the record of one admitted call; a batch also keeps every page and quote outcome."""
     items = items or []
@@ -109,22 +111,58 @@ def verification_record(
         failed_count=sum(1 for item in items if item["error"]),
         items=items,
         pages=[page_record(p) for p in pages or ()],
+        receipt_log_index=receipt_log_index,
     )
 
 
+# Writes the call's record: how it ended, and for an answer its receipt's leaf index.
+Record = Callable[[AttestError | None, int | None], None]
+
+
+class Recording:
+    """A call being recorded (see ``recorded``)."""
+
+    def __init__(self, record: Record) -> None:
+        self._record = record
+        self.done = False
+
+    def answered(self, issue: Callable[[], IssuedReceipt]) -> IssuedReceipt:
+        """Issue the answer's receipt and record the call as answered, in one transaction.
+
+        issue_receipt appends the receipt to the transparency log inside this transaction,
+        so its leaf and the call's record commit together: the log adds its two statements
+        to the call, not a commit of its own. Nothing is answered before that commit, and a
+        failure before it rolls both back (the receipt was never sent; the call is then
+        recorded as failed).
+        """
+        with transaction.atomic():
+            issued = issue()
+            self._record(None, issued.log_index)
+        self.done = True
+        return issued
+
+
 @contextmanager
-def recorded(record: Callable[[AttestError | None], None]) -> Iterator[None]:
-    """Run a call's work and record how it ended: answered, refused, or failed (a 500)."""
+def recorded(record: Record) -> Iterator[Recording]:
+    """Run a call's work and record how it ended: answered, refused, or failed (a 500).
+
+    A call that signs an answer records it through ``Recording.answered``; one that ends
+    otherwise is recorded here.
+    """
+    recording = Recording(record)
     try:
-        yield
+        yield recording
     except AttestError as exc:
-        record(exc)
+        if not recording.done:
+            record(exc, None)
         raise
     except Exception:
         # Kept for staff to find; the exception itself still becomes a logged 500.
-        record(AttestError(code="internal_error", status_code=500))
+        if not recording.done:
+            record(AttestError(code="internal_error", status_code=500), None)
         raise
-    record(None)
+    if not recording.done:
+        record(None, None)
 
 
 def refusal_tally(*, route: str, error: AttestError, request_id: str, url: str = "") -> None:

@@ -114,7 +114,7 @@ def quote_answer(
     page: Page | None = None
     result: dict | None = None
 
-    def record(error: AttestError | None) -> None:
+    def record(error: AttestError | None, log_index: int | None) -> None:
         verification_record(
             route=route,
             request_id=request_id,
@@ -125,10 +125,11 @@ def quote_answer(
             page=page,
             result=result,
             error=error,
+            receipt_log_index=log_index,
         )
 
     lookups = CallLookups(tier=tier, request_id=request_id)
-    with recorded(record):
+    with recorded(record) as recording:
         started = time.monotonic()
         fetched = fetch_and_look_up([fetched_by], [url], lookups, polite)[0]
         timings.fetch_ms = (time.monotonic() - started) * 1000
@@ -143,12 +144,16 @@ def quote_answer(
             raise too_costly(exc) from None
         timings.match_ms = (time.monotonic() - started) * 1000
         lookups.attach([page])
-        issued = issue_receipt(
-            route=route,
-            request_id=request_id,
-            tier=tier,
-            pages=[page_claims(page)],
-            results=[result_claims(result, page_index=0, raw_quote=raw_quote, mode=options.mode)],
+        signed_page = page_claims(page)
+        signed_result = result_claims(result, page_index=0, raw_quote=raw_quote, mode=options.mode)
+        issued = recording.answered(
+            lambda: issue_receipt(
+                route=route,
+                request_id=request_id,
+                tier=tier,
+                pages=[signed_page],
+                results=[signed_result],
+            )
         )
     return {
         "result": result,
@@ -197,7 +202,7 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
     timings = Timings()
     page: Page | None = None
 
-    def record(error: AttestError | None) -> None:
+    def record(error: AttestError | None, log_index: int | None) -> None:
         verification_record(
             route=ROUTE_FETCH,
             request_id=request_id,
@@ -207,10 +212,11 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
             timings=timings,
             page=page,
             error=error,
+            receipt_log_index=log_index,
         )
 
     lookups = CallLookups(tier=tier, request_id=request_id)
-    with recorded(record):
+    with recorded(record) as recording:
         started = time.monotonic()
         fetched = fetch_and_look_up(
             [lambda: fetch_checked(target)], [target.url], lookups, [target]
@@ -219,12 +225,15 @@ def page_text_fetch(*, target: Target, request_id: str, tier: str) -> dict[str, 
         page = read_pages([fetched])[0]
         timings.extract_ms = page.extract_ms
         lookups.attach([page])
-        issued = issue_receipt(
-            route=ROUTE_FETCH,
-            request_id=request_id,
-            tier=tier,
-            pages=[page_claims(page)],
-            results=[],
+        signed_page = page_claims(page)
+        issued = recording.answered(
+            lambda: issue_receipt(
+                route=ROUTE_FETCH,
+                request_id=request_id,
+                tier=tier,
+                pages=[signed_page],
+                results=[],
+            )
         )
     body: dict[str, Any] = {
         "page": page.as_json(),
