@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from attest.errors import InvalidRequest
@@ -29,19 +29,10 @@ from attest_core import merkle
 from attest_core.canonical import canonical_json
 from receipts.models import LogLeaf, LogNode
 
-# The size and the frontier in one statement (one snapshot): for each level whose bit is
-# set in the size, the last complete subtree of that level. The levels are chosen before
-# the join, so only the frontier's nodes are probed (about 12 at a million leaves, not 63).
-_PG_FRONTIER = """
-WITH size AS (SELECT coalesce(max("index") + 1, 0) AS n FROM receipts_logleaf),
-keys AS (
-    SELECT l AS level, (size.n >> l) - 1 AS idx FROM size, generate_series(0, 62) AS l
-    WHERE (size.n >> l) & 1 = 1
-)
-SELECT size.n, node.level, node.hash FROM size LEFT JOIN (
-    keys JOIN receipts_lognode AS node ON node.level = keys.level AND node."index" = keys.idx
-) ON true
-"""
+# PostgreSQL: the appenders' lock, then the size and the frontier in one snapshot taken
+# after it (receipts migration 0003): for each level whose bit is set in the size, the last
+# complete subtree of that level, only those nodes probed (about 12 at a million leaves).
+_PG_FRONTIER = "SELECT n, level, hash FROM receipts_log_frontier()"
 _INSERT_LEAF = (
     'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, created_at) '
     "VALUES (%s, %s, %s, %s, %s, %s)"
@@ -61,12 +52,22 @@ def log_append(
     committed with the caller's transaction. ``data`` is what the row keeps of it.
 
     The index is the number of leaves committed before, read with the frontier in one
-    snapshot; the leaf's primary key refuses a second leaf at an index, so an append that
-    raced another (both read the same size) fails there, waits for nothing more, and is
-    made again on the new size. No index is shared and none skipped.
+    snapshot. On PostgreSQL appenders take turns on a lock held to their transaction's end,
+    and each reads the size after taking it; on SQLite they take turns on the write lock,
+    and the leaf's primary key refuses a second leaf at an index, so an append that raced
+    another fails there and is made again on the new size. No index is shared and none
+    skipped.
     """
     leaf_hash = merkle.leaf_hash(leaf)
     row = [kind, data, audit_project, audit_seq, timezone.now()]
+    if connection.vendor == "postgresql":
+        # The appenders' lock is held to the end of the caller's transaction, so the size
+        # read after it is final: no race to an index, so no savepoint to retry from (an
+        # append inside a call's transaction is the lock, the read and the write).
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            size, frontier = _size_and_frontier(cursor)
+            _insert(cursor, [size, *row], merkle.append_leaf(size, frontier, leaf_hash).nodes)
+        return size
     for _ in range(_ATTEMPTS):
         try:
             with transaction.atomic(), connection.cursor() as cursor:
@@ -76,11 +77,6 @@ def log_append(
             return size
         except IntegrityError:
             continue
-        except OperationalError as exc:
-            # Racing appenders write the same keys in the same order, so none should
-            # deadlock; were PostgreSQL to pick one as a deadlock victim, it appends again.
-            if getattr(exc.__cause__, "sqlstate", None) != "40P01":
-                raise
     raise RuntimeError(f"the transparency log refused {_ATTEMPTS} appends in a row")
 
 
