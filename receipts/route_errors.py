@@ -20,3 +20,38 @@ RECEIPT_VERIFY_ERRORS = (
 )
 
 register_errors(RECEIPT_VERIFY, RECEIPT_VERIFY_ERRORS)
+
+LOG_HEAD = "GET /v1/log/head"
+LOG_PROOF = "GET /v1/log/proof"
+LOG_CONSISTENCY = "GET /v1/log/consistency"
+
+_LOG_PARAMETER = "a parameter that is unknown, repeated, missing or not written in digits"
+LOG_HEAD_ERRORS = (
+    raised(InvalidRequest, "The head takes no parameter; details.field names the one sent."),
+    UNPAID_LIMIT,
+    UNAVAILABLE,
+    INTERNAL,
+)
+LOG_PROOF_ERRORS = (
+    raised(
+        InvalidRequest,
+        f"A size past the head, an index not below the size, or {_LOG_PARAMETER}; "
+        "details.field names it.",
+    ),
+    UNPAID_LIMIT,
+    UNAVAILABLE,
+    INTERNAL,
+)
+LOG_CONSISTENCY_ERRORS = (
+    raised(
+        InvalidRequest,
+        f"A size past the head, first past second, or {_LOG_PARAMETER}; details.field names it.",
+    ),
+    UNPAID_LIMIT,
+    UNAVAILABLE,
+    INTERNAL,
+)
+
+register_errors(LOG_HEAD, LOG_HEAD_ERRORS)
+register_errors(LOG_PROOF, LOG_PROOF_ERRORS)
+register_errors(LOG_CONSISTENCY, LOG_CONSISTENCY_ERRORS)

@@ -11,7 +11,7 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
 from attest.fields import ExampleDictField, StrictCharField, StrictIntegerField
-from attest.schema import error_response, route_error_responses
+from attest.schema import route_error_responses
 from billing.unpaid import unpaid_limited
 from receipts import log, route_errors, selectors, services
 
@@ -201,14 +201,6 @@ class LogQuery(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-LOG_ERRORS = {
-    400: error_response(
-        "invalid_request: a size past the head, an index past the size, or "
-        "a parameter that is missing, repeated, unknown or not a whole number"
-    ),
-}
-
-
 @unpaid_limited
 class LogHeadView(APIView):
     class OutputSerializer(serializers.Serializer):
@@ -230,7 +222,7 @@ class LogHeadView(APIView):
             "the heads you see: a later head must be consistent with each "
             "(GET /v1/log/consistency), or the log was rewritten."
         ),
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, **route_error_responses(route_errors.LOG_HEAD)},
         tags=["receipts"],
         auth=[],
     )
@@ -265,7 +257,7 @@ class LogProofView(APIView):
             "bytes)) is in the tree of `tree_size` leaves whose root a signed head gives."
         ),
         parameters=[Query],
-        responses={200: OutputSerializer, **LOG_ERRORS},
+        responses={200: OutputSerializer, **route_error_responses(route_errors.LOG_PROOF)},
         tags=["receipts"],
         auth=[],
     )
@@ -301,7 +293,10 @@ class LogConsistencyView(APIView):
             "leaves: nothing logged before was changed or dropped."
         ),
         parameters=[Query],
-        responses={200: OutputSerializer, **LOG_ERRORS},
+        responses={
+            200: OutputSerializer,
+            **route_error_responses(route_errors.LOG_CONSISTENCY),
+        },
         tags=["receipts"],
         auth=[],
     )

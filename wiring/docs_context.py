@@ -88,7 +88,12 @@ def receipt_check() -> dict[str, Any]:
 
 
 def transparency() -> dict[str, Any]:
-    return {"head_typ": TREE_HEAD_TYP, "log_kind": EXIT_CODES["log"]}
+    routes = ("GET /v1/log/head", "GET /v1/log/proof", "GET /v1/log/consistency")
+    return {
+        "head_typ": TREE_HEAD_TYP,
+        "log_kind": EXIT_CODES["log"],
+        "route_errors": [(route, registry.errors(route)) for route in routes],
+    }
 
 
 def payments() -> dict[str, Any]:

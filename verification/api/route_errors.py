@@ -129,3 +129,16 @@ register_errors(VERIFY_QUOTE, VERIFY_QUOTE_ERRORS)
 register_errors(VERIFY_QUOTES, BATCH_ERRORS)
 register_errors(VERIFY_CITATIONS, BATCH_ERRORS)
 register_errors(FETCH, FETCH_ERRORS)
+
+SAMPLE_QUOTE = "GET /v1/sample/quote"
+SAMPLE_QUOTE_ERRORS = (
+    raised(
+        InvalidRequest,
+        "match is not fuzzy, exact or passages, or page is not demo or missing; details.field "
+        "names the parameter.",
+    ),
+    UNPAID_LIMIT,
+    UNAVAILABLE,
+    INTERNAL,
+)
+register_errors(SAMPLE_QUOTE, SAMPLE_QUOTE_ERRORS)

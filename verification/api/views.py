@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from attest.errors import InvalidRequest
 from attest.logs import current_request_id
-from attest.schema import error_response, route_error_responses
+from attest.schema import route_error_responses
 from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS
@@ -216,10 +216,7 @@ class SampleQuoteView(APIView):
             OpenApiParameter("match", str, enum=list(MODES), default="fuzzy"),
             OpenApiParameter("page", str, enum=list(samples.SAMPLE_PAGES), default="demo"),
         ],
-        responses={
-            200: VerifyQuoteOutput,
-            400: error_response("invalid_request: details.field names the parameter"),
-        },
+        responses={200: VerifyQuoteOutput, **route_error_responses(route_errors.SAMPLE_QUOTE)},
         tags=["samples"],
     )
     def get(self, request: Request) -> Response:
