@@ -14,6 +14,8 @@ class PricedRoute:
     work_seconds: int
     # Largest request (in the route's own units, e.g. citations) a free-trial call may cover.
     trial_max_size: int | None = None
+    # Largest request one payment buys (a batch route's list limit; the route reads it here).
+    max_size: int | None = None
 
 
 # The validity window offered to payers. The slowest route's work plus settlement fits in it
@@ -23,19 +25,28 @@ MAX_TIMEOUT_SECONDS = 600
 SETTLEMENT_SECONDS = 30
 RAIL = "x402"
 
+# The seed's batch sizes: what one payment for a batch buys (verification reads them here).
+_MAX_QUOTES = 20
+_MAX_CITATIONS = 10
+
 PRICED_ROUTES: dict[str, PricedRoute] = {
     route.name: route
     for route in (
         PricedRoute("verify/quote", "$0.01", "Verify one quote on one page", work_seconds=90),
         PricedRoute(
-            "verify/quotes", "$0.08", "Verify up to 20 quotes on one page", work_seconds=120
+            "verify/quotes",
+            "$0.08",
+            f"Verify up to {_MAX_QUOTES} quotes on one page",
+            work_seconds=120,
+            max_size=_MAX_QUOTES,
         ),
         PricedRoute(
             "verify/citations",
             "$0.10",
-            "Verify up to 10 quote/URL pairs in one batch",
+            f"Verify up to {_MAX_CITATIONS} quote/URL pairs in one batch",
             work_seconds=180,
             trial_max_size=3,
+            max_size=_MAX_CITATIONS,
         ),
         PricedRoute("fetch", "$0.01", "Fetch and classify one page", work_seconds=90),
     )

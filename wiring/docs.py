@@ -18,7 +18,13 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.views.decorators.http import require_safe
 
+from billing.pricing import priced_route
 from wiring.docs_client import add_python_examples
+
+
+def _batch(route: str) -> int | None:
+    """How many items one payment for a batch route buys (the price list holds it)."""
+    return priced_route(route).max_size
 
 
 @dataclass(frozen=True)
@@ -67,14 +73,16 @@ PAGES: tuple[DocPage, ...] = (
     DocPage(
         "verify-quotes",
         "Verify quotes on one page",
-        "POST /v1/verify/quotes: up to 20 quotes checked against one fetch of a page.",
+        f"POST /v1/verify/quotes: up to {_batch('verify/quotes')} quotes checked against one "
+        "fetch of a page.",
         _context("verify_quotes"),
         route="POST /v1/verify/quotes",
     ),
     DocPage(
         "verify-citations",
         "Verify citations",
-        "POST /v1/verify/citations: up to 10 quote and URL pairs in one batch.",
+        f"POST /v1/verify/citations: up to {_batch('verify/citations')} quote and URL pairs in "
+        "one batch.",
         _context("verify_citations"),
         route="POST /v1/verify/citations",
     ),

@@ -19,6 +19,7 @@ from typing import Any, TypeGuard
 
 from attest.errors import AttestError, InvalidRequest
 from attest_core.passages import NOTE as PASSAGES_NOTE
+from billing.pricing import priced_route
 from billing.services import TIER_PAID
 from receipts.services import IssuedReceipt, issue_receipt
 from verification.capacity import queues
@@ -46,8 +47,18 @@ from verification.pipeline.steps import (
 
 ROUTE_CITATIONS = "verify/citations"
 ROUTE_QUOTES = "verify/quotes"
-MAX_CITATIONS = 10
-MAX_QUOTES = 20
+
+
+def _size(route: str) -> int:
+    size = priced_route(route).max_size
+    if size is None:
+        raise LookupError(f"the price list names no batch size for {route}")
+    return size
+
+
+# What one payment buys: the price list holds the sizes its offers name.
+MAX_CITATIONS = _size(ROUTE_CITATIONS)
+MAX_QUOTES = _size(ROUTE_QUOTES)
 # The fuzzy searches of one batch share twice what one verify/quote call may use.
 BATCH_FUZZY_WORK = 2 * FUZZY_WORK_PER_CALL
 
