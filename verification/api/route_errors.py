@@ -37,12 +37,8 @@ _QUEUES = raised(
     "The shared match or PDF queue is full (details.reason match_queue_full or "
     "pdf_queue_full); retry after Retry-After.",
 )
-VERIFY_QUOTE_ERRORS = (
-    raised(
-        InvalidRequest,
-        "A field is missing, of the wrong type or out of range; details.field names it.",
-    ),
-    *BODY_ERRORS,
+# Why a page's URL is refused before it is fetched: verify/quote and fetch alike.
+_URL_ERRORS = (
     raised(
         Blocked,
         "The host has an address that is not public, directly or after a redirect, or a "
@@ -51,6 +47,14 @@ VERIFY_QUOTE_ERRORS = (
     ),
     raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
     raised(HostNotFound, "The URL's host name does not resolve."),
+)
+VERIFY_QUOTE_ERRORS = (
+    raised(
+        InvalidRequest,
+        "A field is missing, of the wrong type or out of range; details.field names it.",
+    ),
+    *BODY_ERRORS,
+    *_URL_ERRORS,
     raised(
         MatchTooCostlyError,
         "Fuzzy matching this quote on this page needs more work than one call may use.",
@@ -107,14 +111,7 @@ BATCH_ERRORS = (
 FETCH_ERRORS = (
     raised(InvalidRequest, "url is missing, not http(s), too long or carries a password."),
     *BODY_ERRORS,
-    raised(
-        Blocked,
-        "The host has an address that is not public, directly or after a redirect, or a "
-        "redirect leads to a URL that is not http or https (details.reason "
-        "redirect_not_followed, details.scheme names it).",
-    ),
-    raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
-    raised(HostNotFound, "The URL's host name does not resolve."),
+    *_URL_ERRORS,
     UNPAID_LIMIT,
     _HOST_RATE,
     _PDF_QUEUE,
