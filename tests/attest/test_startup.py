@@ -4,14 +4,9 @@ connection and starts no thread."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from django.conf import settings
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.django_script import REPO, run_django_script
 
 LOADED_SCRIPT = """
 import threading
@@ -22,17 +17,7 @@ print(sum(c.connection is not None for c in connections.all()), threading.active
 
 
 def test_loading_the_wsgi_app_opens_no_connection_and_starts_no_thread():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "attest.settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", LOADED_SCRIPT],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["0", "1"]
+    assert run_django_script(LOADED_SCRIPT).split() == ["0", "1"]
 
 
 def test_make_run_forks_its_workers_from_a_preloaded_master():
@@ -52,17 +37,7 @@ print(before, n._tables.cache_info().currsize)
 
 
 def _tables_built(how: str) -> list[str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "attest.settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", TABLES_SCRIPT, how],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.split()
+    return run_django_script(TABLES_SCRIPT, how).split()
 
 
 def test_the_normaliser_s_tables_are_built_by_the_server_not_by_an_import():
@@ -117,22 +92,9 @@ print("imported:", *sorted(name for name in sys.argv[0].split(",") if name in sy
 
 
 def _imported(*argv: str, watched: tuple[str, ...] = REQUEST_ONLY) -> list[str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "attest.settings"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            IMPORTED_SCRIPT.replace("sys.argv[0]", repr(",".join(watched))),
-            *argv,
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    [line] = [line for line in done.stdout.splitlines() if line.startswith("imported:")]
+    script = IMPORTED_SCRIPT.replace("sys.argv[0]", repr(",".join(watched)))
+    output = run_django_script(script, *argv)
+    [line] = [line for line in output.splitlines() if line.startswith("imported:")]
     return line.split()[1:]
 
 

@@ -3,12 +3,7 @@ not slow every management command down."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.django_script import run_django_script
 
 # A fresh process loaded the way a gunicorn worker loads it, then one hostile body.
 DEEP_BODY_SCRIPT = """
@@ -41,29 +36,15 @@ print(sorted(m for m in ("eth_account", "web3", "x402.mechanisms.evm") if m in s
 """
 
 
-def _run(script: str) -> str:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "attest.settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
 def test_payment_stack_leaves_the_default_recursion_limit():
-    assert int(_run(SERVED_LIMIT_SCRIPT).split()[-1]) <= 1000
+    assert int(run_django_script(SERVED_LIMIT_SCRIPT).split()[-1]) <= 1000
 
 
 def test_deeply_nested_json_body_does_not_crash_the_worker():
-    limit, status = _run(DEEP_BODY_SCRIPT).split()[-2:]
+    limit, status = run_django_script(DEEP_BODY_SCRIPT).split()[-2:]
     assert int(limit) <= 1000
     assert status.isdigit()
 
 
 def test_management_commands_do_not_import_the_evm_stack():
-    assert _run(COMMAND_SCRIPT).strip().splitlines()[-1] == "[]"
+    assert run_django_script(COMMAND_SCRIPT).strip().splitlines()[-1] == "[]"

@@ -185,6 +185,15 @@ def canary(_canary_server: PageServer) -> PageServer:
     _canary_server.reset()
 
 
+@pytest.fixture
+def second_site(pages, settings):
+    """Another origin (its own port) beside the page server, both past the address block."""
+    server = PageServer().start()
+    settings.ATTEST_FETCH_ALLOW = frozenset({("127.0.0.1", pages.port), ("127.0.0.1", server.port)})
+    yield server
+    server.server.shutdown()
+
+
 @pytest.fixture(scope="session")
 def _dns_server():
     server = DnsServer()

@@ -12,7 +12,7 @@ from attest_core.passages import NOTE as PASSAGES_NOTE
 from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
-from tests.verification.conftest import PageServer, page, redirect, send
+from tests.verification.conftest import page, redirect, send
 from verification.engine.html_text import html_text
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.models import RefusalTally, Verification
@@ -403,15 +403,6 @@ def test_robots_met_at_a_redirect_refuses_the_batch_uncharged(api, pages, two_pa
     assert not _charged()
     assert PaymentClaim.objects.get().state == "released"
     assert Verification.objects.get().error_code == "robots_disallowed"
-
-
-@pytest.fixture
-def second_site(pages, settings):
-    """Another origin (its own port) beside the page server, both past the address block."""
-    server = PageServer().start()
-    settings.ATTEST_FETCH_ALLOW = frozenset({("127.0.0.1", pages.port), ("127.0.0.1", server.port)})
-    yield server
-    server.server.shutdown()
 
 
 def test_a_redirect_inside_a_batch_takes_a_turn_of_its_sites_budget(

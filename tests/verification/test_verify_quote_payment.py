@@ -9,7 +9,7 @@ from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
 from tests.verification import dns_server as dns
-from tests.verification.conftest import PageServer, page, redirect
+from tests.verification.conftest import page, redirect
 
 pytestmark = pytest.mark.django_db
 
@@ -151,15 +151,6 @@ def test_a_redirect_to_another_scheme_after_payment_is_refused_and_not_charged(
     assert "PAYMENT-RESPONSE" not in response
     assert LocalTransfer.objects.count() == 0
     assert PaymentClaim.objects.get().state != "settled"
-
-
-@pytest.fixture
-def second_site(pages, settings):
-    """Another origin (its own port) beside the page server, both past the address block."""
-    server = PageServer().start()
-    settings.ATTEST_FETCH_ALLOW = frozenset({("127.0.0.1", pages.port), ("127.0.0.1", server.port)})
-    yield server
-    server.server.shutdown()
 
 
 def test_a_redirect_to_a_site_over_its_budget_after_payment_fails_the_call_uncharged(
