@@ -48,6 +48,18 @@ _URL_ERRORS = (
     raised(RobotsDisallowed, "robots.txt does not let AttestBot read the page."),
     raised(HostNotFound, "The URL's host name does not resolve."),
 )
+# What a one-page call (verify/quote, fetch) can answer once its URL is past the checks.
+_ONE_PAGE_TAIL = (
+    UNPAID_LIMIT,
+    _HOST_RATE,
+    _PDF_QUEUE,
+    raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
+    UNAVAILABLE,
+    *PAYMENT_ERRORS,
+    _DNS,
+    INTERNAL,
+)
+
 VERIFY_QUOTE_ERRORS = (
     raised(
         InvalidRequest,
@@ -59,14 +71,7 @@ VERIFY_QUOTE_ERRORS = (
         MatchTooCostlyError,
         "Fuzzy matching this quote on this page needs more work than one call may use.",
     ),
-    UNPAID_LIMIT,
-    _HOST_RATE,
-    _PDF_QUEUE,
-    raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
-    UNAVAILABLE,
-    *PAYMENT_ERRORS,
-    _DNS,
-    INTERNAL,
+    *_ONE_PAGE_TAIL,
 )
 BATCH_ERRORS = (
     raised(
@@ -112,14 +117,7 @@ FETCH_ERRORS = (
     raised(InvalidRequest, "url is missing, not http(s), too long or carries a password."),
     *BODY_ERRORS,
     *_URL_ERRORS,
-    UNPAID_LIMIT,
-    _HOST_RATE,
-    _PDF_QUEUE,
-    raised(NotOnEdge, "The page is a PDF and this server runs in edge mode."),
-    UNAVAILABLE,
-    *PAYMENT_ERRORS,
-    _DNS,
-    INTERNAL,
+    *_ONE_PAGE_TAIL,
 )
 
 register_errors(VERIFY_QUOTE, VERIFY_QUOTE_ERRORS)
