@@ -19,7 +19,7 @@ GUNICORN_RECYCLE := --max-requests 1000 --max-requests-jitter 100
 GUNICORN_CONTROL = $(shell $(BIN)/gunicorn --help 2>/dev/null | grep -q -- --no-control-socket && echo --no-control-socket)
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-runtime run worker test lint typecheck format migrate superuser bench clean
+.PHONY: help install install-runtime test-deps run worker test lint typecheck format migrate superuser bench clean
 
 help:
 	@echo "make run        serve the API on http://$(HOST):$(PORT) (SQLite under var/ by default)"
@@ -56,8 +56,23 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(UV_INSTALL) -e ./clients/python -e ".[dev]"
 	touch $@
 
-# Everything, for development (what `make test` needs); `make run` needs install-runtime only.
+# Everything, for development; `make run` needs install-runtime only.
 install: $(VENV)/.installed-dev
+
+# The payments docs' Node client runs in the docs tests with the x402 packages pinned in
+# tests/node. npm writes node_modules/.package-lock.json on every install, so they are
+# installed again only when the lock file changes. Without npm there is nothing to install:
+# that one test skips and says why (.ci/run installs nodejs and npm first, so CI never skips).
+NODE_MODULES := tests/node/node_modules/.package-lock.json
+NPM = $(shell command -v npm 2>/dev/null)
+
+$(NODE_MODULES): tests/node/package-lock.json tests/node/package.json
+	npm ci --prefix tests/node --no-audit --no-fund --silent
+	touch $@
+
+# What the suite needs beyond .venv that needs no root. Debian's Chromium for the browser
+# tests is a system package: .ci/run installs it (apt-get), and those tests skip without it.
+test-deps: install $(if $(NPM),$(NODE_MODULES))
 
 install-runtime: $(VENV)/.installed
 
@@ -79,7 +94,7 @@ run: migrate
 worker: migrate
 	$(BIN)/python manage.py db_worker
 
-test: install
+test: test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install

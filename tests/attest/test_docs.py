@@ -841,9 +841,9 @@ def test_the_node_client_on_the_payments_page_pays(live_server, service, setting
     import shutil
 
     if not (shutil.which("node") and shutil.which("npm")):
-        pytest.skip("node and npm are not installed")
+        pytest.skip("node and npm are not installed (.ci/run installs them with apt-get)")
     assert (NODE_PACKAGES / "node_modules" / "@x402" / "fetch").is_dir(), (
-        "the client's packages are missing: npm ci --prefix tests/node (.ci/run does it)"
+        "the client's packages are missing: `make test` installs them (npm ci --prefix tests/node)"
     )
     (tmp_path / "node_modules").symlink_to(NODE_PACKAGES / "node_modules")
     _pays(live_server, service, settings, tmp_path, "node", "pay.mjs", ["node"])
