@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -256,7 +257,16 @@ def _common(request: HttpRequest, current: DocPage | None) -> dict[str, Any]:
         "base_url": f"{scheme}://{host}",
         "public_url": settings.ATTEST_PUBLIC_URL,
         "sample_page_url": sample_page_url(),
+        "sample_page_allow": _host_port(sample_page_url()),
+        "sample_missing_url": sample_page_url("missing"),
     }
+
+
+def _host_port(url: str) -> str:
+    """``url``'s host:port as ATTEST_FETCH_ALLOW takes it, the port written out."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"
 
 
 @require_safe

@@ -145,20 +145,22 @@ def _call_text(name: str, arguments: dict[str, Any]) -> str:
 
 def python_example(request: Request, *, status: int) -> str:
     """The Python that makes ``request`` through ``attest_client``, for an answer of ``status``:
-    the answer in ``answer``, or a refusal's status and code printed."""
+    the answer in ``answer`` (should the call be refused after all, the API's error object
+    printed with its status), or the documented refusal's status and code printed."""
     name, arguments = client_call(request)
     call = _call_text(name, arguments)
     if name == "export":
         call = f"list({call})"
     imports = ["import os", ""] if request.authorized else []
-    names = "Attest" if status < 400 else "Attest, AttestError"
-    lines = [*imports, f"from attest_client import {names}", ""]
+    lines = [*imports, "from attest_client import Attest, AttestError", ""]
     credential = f', credential=os.environ["{CREDENTIAL_VARIABLE}"]' if request.authorized else ""
     lines.append(f'attest = Attest("{request.base_url}"{credential})')
+    indented = "    " + call.replace("\n", "\n    ")
     if status < 400:
-        lines.append(f"answer = {call}")
+        lines += ["try:", indented.replace("    ", "    answer = ", 1)]
+        lines += ["except AttestError as error:", "    print(error.to_dict())"]
     else:
-        lines += ["try:", "    " + call.replace("\n", "\n    "), "except AttestError as error:"]
+        lines += ["try:", indented, "except AttestError as error:"]
         lines.append("    print(error.status, error.code)")
     return "\n".join(lines)
 

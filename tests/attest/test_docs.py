@@ -467,6 +467,7 @@ def test_every_example_runs_through_the_python_client_as_the_page_shows(
             python_example(run, status=example.status), in_process_http
         )
         if example.status < 400:
+            assert "answer" in namespace and printed == "", (where, printed)
             previous = namespace["answer"]
             documented = _outside_to_loopback(example.response, service)
             assert_documented(documented, previous, where, example.shape_only)
@@ -816,13 +817,21 @@ def _run_client(command: list[str], cwd: Path) -> list[str]:
     return done.stdout.splitlines()
 
 
+def serve_the_demo_page_locally(live_server, settings) -> None:
+    """The live server as `ATTEST_FETCH_ALLOW=host:port make run` serves it: its own demo
+    page, under its own URL, is a page it may fetch."""
+    parts = urlsplit(live_server.url)
+    settings.ATTEST_PUBLIC_URL = live_server.url
+    settings.ATTEST_FETCH_ALLOW = frozenset({(parts.hostname, parts.port)})
+
+
 def _pays(live_server, service, settings, tmp_path, language, filename, command):
     from billing.models import LocalTransfer
 
     settings.ATTEST_TRIAL_CALLS_PER_DAY = 0  # every call pays
+    serve_the_demo_page_locally(live_server, settings)
     code, shown = _client_block(live_server, language)
-    for url in OUTSIDE_PAGES:  # the page it cites, served on loopback
-        code = code.replace(f'"{url}"', f'"{service.url(urlsplit(url).path)}"')
+    assert f'"{live_server.url}/v1/sample/page"' in code, "it cites this service's demo page"
     (tmp_path / filename).write_text(code, encoding="utf-8")
     assert _run_client([*command, filename], tmp_path) == shown == ["200 paid exact", "settled"]
     # Paid through the built-in local facilitator, with a key made on the spot.
@@ -856,9 +865,8 @@ def test_the_discovery_example_on_the_payments_page_reads_the_bazaar_extension(
     import sys
 
     settings.ATTEST_TRIAL_CALLS_PER_DAY = 0  # the offer is what the example reads
+    serve_the_demo_page_locally(live_server, settings)
     code, shown = _client_block(live_server, "discovery")
-    for url in OUTSIDE_PAGES:
-        code = code.replace(f'"{url}"', f'"{service.url(urlsplit(url).path)}"')
     (tmp_path / "discover.py").write_text(code, encoding="utf-8")
     assert _run_client([sys.executable, "discover.py"], tmp_path) == shown
     assert shown == ["402 True POST", "['quote', 'url']"]
