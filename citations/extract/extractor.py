@@ -28,7 +28,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from itertools import repeat
 
@@ -43,11 +43,19 @@ _LEAD = (
 _APOS = "['\u2019]"
 _I_AM = rf"(?:i am|i{_APOS}m|im)"
 _I_HAVE = rf"(?:i have|i{_APOS}ve|ive)"
+# "We" for what a household shares: "we moved to Munich", "we're vegan", "we have twins".
+_WE_ARE = rf"(?:we are|we{_APOS}re)"
+_WE_HAVE = rf"(?:we have|we{_APOS}ve)"
+_I_AM_WE_ARE = rf"(?:{_I_AM}|{_WE_ARE})"
+# "my name is" and "my name's" alike.
+_IS = rf"(?: is|{_APOS}s)"
 
 _A = r"(?:a|an|one|two|three|four|five|six|\d+)"
 # A proper name as people write one: each word capitalised (Latin letters with accents too).
 _CAP = "(?-i:[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f])"
 _NAME = rf"{_CAP}[\w'\u2019-]*(?: {_CAP}[\w'\u2019-]*){{0,3}}"
+# A place's name word: capitalised, then lower-case letters ("GMT-5" and "CET" are none).
+_PLACE_WORD = rf"{_CAP}(?-i:[a-z\u00df-\u00ff'\u2019-])+"
 _NAMED = rf"(?: (?:named|called) {_NAME}(?: and {_NAME})?)?"
 _MONTH_WORD = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november|"
@@ -66,7 +74,7 @@ _FAVOURITES = {
     "favourite_sport": r"sport",
 }
 _FAVOURITE_PATTERNS = {
-    name: (rf"{_FAV} {thing} is (?P<value>.+)", rf"(?P<value>.+?) is {_FAV} {thing}")
+    name: (rf"{_FAV} {thing}{_IS} (?P<value>.+)", rf"(?P<value>.+?) is {_FAV} {thing}")
     for name, thing in _FAVOURITES.items()
 }
 _JOBS = (
@@ -183,14 +191,17 @@ LOWER_CASE_TOOLS = frozenset(
 # against the patterns in this order, and the first one that yields facts wins.
 PATTERNS: dict[str, tuple[str, ...]] = {
     "lives_in": (
-        rf"{_I_AM} (?:now |currently )?(?:living|based|staying) in (?P<value>.+)",
-        r"i (?:now |currently )?live in (?P<value>.+)",
-        rf"{_I_HAVE} (?:been living|lived) in (?P<value>.+)",
-        rf"(?:i|{_I_HAVE}|i just|{_I_HAVE} just) (?:moved|relocated) (?:to|back to) "
+        rf"{_I_AM_WE_ARE} (?:now |currently )?(?:living|based|staying|settled) in (?P<value>.+)",
+        r"(?:i|we) (?:now |currently )?live in (?P<value>.+)",
+        rf"(?:{_I_HAVE}|{_WE_HAVE}) (?:been living|lived) in (?P<value>.+)",
+        rf"(?:i|we|{_I_HAVE}|{_WE_HAVE})(?: just| finally)? (?:moved|relocated) (?:to|back to) "
         r"(?P<value>.+)",
+        # "I'm in Lisbon now": a place by name, and nothing that makes it a visit.
+        rf"{_I_AM_WE_ARE} (?:now |currently )?in (?P<value>{_PLACE_WORD}(?: {_PLACE_WORD})?)"
+        r"(?P<rest>(?: now| these days| at the moment|,| so | but | and ).*)?",
     ),
     "lived_in": (
-        r"i (?:used to live|previously lived|once lived|lived) in (?P<value>.+)",
+        r"(?:i|we) (?:used to live|previously lived|once lived|lived) in (?P<value>.+)",
         r"i (?:grew up and )?(?:spent \w+ years|spent my childhood) in (?P<value>.+)",
     ),
     "works_at": (
@@ -199,13 +210,20 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"{_I_HAVE} (?:been working|worked) (?:at|for) (?P<value>.+)",
         rf"(?:i|{_I_HAVE}|i just) (?:joined|started (?:working )?(?:at|with|for)) "
         r"(?P<value>.+)",
+        # "just started at Shopify": the subject left out, as chat leaves it.
+        r"just (?:joined|started (?:working )?(?:at|with|for)) (?P<value>.+)",
+        rf"{_I_HAVE} been at (?P<value>{_CAP}.+)",
+        rf"i (?:now |currently )?teach (?:at|in) (?P<value>{_CAP}.+)",
     ),
     "worked_at": (
         r"i (?:used to work|previously worked|once worked|worked) (?:at|for) (?P<value>.+)",
+        # "I was at Google for five years": a stay with a length, not a visit.
+        rf"i was (?:at|with) (?P<value>{_CAP}.+?)(?P<rest> for (?:\w+ )?(?:years|months)\b.*)",
     ),
     "studies_at": (
         rf"(?:i (?:now |currently )?study at|{_I_AM} (?:now |currently )?(?:a student|"
-        r"studying \w+|studying|enrolled) at) (?P<value>.+)",
+        r"studying \w+|studying|enrolled|doing (?:a|my) (?:master's|masters|master\u2019s|phd|"
+        r"degree|bachelor's|doctorate|ba|bsc|msc|ma)) at) (?P<value>.+)",
     ),
     "job_title": (
         rf"i (?:now |currently )?work as (?:an? )?(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
@@ -213,11 +231,15 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         r"my (?:job title|role|position|occupation|profession) is (?:an? )?(?!to )"
         r"(?P<value>.+)",
         rf"{_I_AM} (?:now |currently )?(?:an? )(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
-        r"(?P<rest>(?: (?:at|for|in|with|by) .+)?)",
+        r"(?P<rest>(?:(?: (?:at|for|in|with|by|on)|,) .+)?)",
+        rf"{_I_HAVE} been (?:an? )(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
+        r"(?P<rest> for .+)",
     ),
     "name": (
-        r"my name is (?P<value>.+)",
-        rf"(?:{_I_AM} called|call me|people call me|everyone calls me) (?P<value>{_CAP}.*)",
+        rf"my name{_IS} (?P<value>.+)",
+        rf"(?:{_I_AM} called|call me|people call me|everyone calls me|i go by) (?P<value>{_CAP}.*)",
+        # "I'm Ivana" and "I am Tomás": a name alone, or before a comma or "from".
+        rf"{_I_AM} (?P<value>{_NAME})(?P<rest>(?:,| from | here\b| btw\b| by the way).*)?",
     ),
     "pronouns": (
         r"my pronouns are (?P<value>[a-z]+/[a-z]+(?:/[a-z]+)?)",
@@ -231,13 +253,16 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         r"i grew up in (?P<value>.+)",
     ),
     "time_zone": (
-        r"my (?:time ?zone|timezone|tz) is (?P<value>.+)",
+        rf"my (?:time ?zone|timezone|tz){_IS} (?P<value>.+)",
         rf"{_I_AM} (?:in|on) (?:the )?(?P<value>[\w/+:\u2212-]+) (?:time ?zone|timezone)",
         rf"{_I_AM} on (?P<value>{_CAP}\w+(?: {_CAP}\w+)? time)",
         rf"{_I_AM} (?:in|on) (?P<value>(?:UTC|GMT) ?[+\u2212-] ?\d{{1,2}}(?::\d\d)?)",
     ),
-    "birthday": (r"my birthday is (?:on )?(?:the )?(?P<value>.+)",),
+    "birthday": (rf"my birthday{_IS} (?:on )?(?:the )?(?P<value>.+)",),
     "has_partner": (
+        # "my husband Mike says...", "my husband is Vikram": the partner by name.
+        rf"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?)(?: is)? "
+        rf"(?P<value>{_CAP}[\w'\u2019-]*)(?P<rest>(?: .*)?)",
         r"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?)"
         rf"(?:'s|\u2019s) name is (?P<value>{_NAME})",
         rf"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?) is "
@@ -245,9 +270,12 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"{_I_AM} (?:married to|engaged to|dating) (?P<value>{_NAME})",
     ),
     "has_child": (
-        rf"(?:i have|{_I_HAVE} got|i've|i had) (?P<value>(?:{_A} (?:(?:young|little|baby|newborn|"
+        rf"(?:i have|we have|{_I_HAVE} got|{_WE_HAVE} got|i've|i had) (?P<value>(?:{_A} "
+        r"(?:(?:young|little|baby|newborn|"
         r"teenage|grown-up|grown|adult|older|younger|twin|\d+-year-old) )*(?:son|daughter|"
-        rf"child|kid|baby|stepson|stepdaughter|children|kids|twins|boy|girl)s?|twins){_NAMED})",
+        rf"child|kid|baby|stepson|stepdaughter|children|kids|twins|boy|girl)s?|twins){_NAMED})"
+        r"(?P<rest>(?:,| too\b| who | and ).*)?",
+        rf"my (?:son|daughter) (?P<value>{_CAP}[\w'\u2019-]*)(?P<rest>(?: .*)?)",
         rf"my (?:son|daughter|child|kid|baby)(?:'s|\u2019s name is| is called| is named| name is"
         rf"|'s name is) (?P<value>{_NAME})",
     ),
@@ -258,23 +286,26 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"name is| is called| is named) (?P<value>{_NAME})",
     ),
     "has_pet": (
-        rf"(?:i have|{_I_HAVE} got|i've|i own|i adopted|i got) (?P<value>(?:a|an|one|two|"
-        r"three|\d+) (?:pet )?(?:dog|cat|puppy|kitten|rabbit|hamster|parrot|bird|fish|"
+        rf"(?:i have|we have|{_I_HAVE} got|{_WE_HAVE} got|i've|we've|i own|we own|i adopted|"
+        r"we adopted|i got|we got) (?P<value>(?:a|an|one|two|"
+        r"three|\d+) (?:pet |little |rescue |old |young |golden |black |white |ginger )?(?:dog|"
+        r"cat|puppy|kitten|rabbit|hamster|parrot|bird|fish|retriever|labrador|terrier|spaniel|"
         r"horse|tortoise|turtle|guinea pig|ferret|snake|lizard)s?"
-        r"(?: (?:named|called) [A-Z][\w'-]*)?)",
+        r"(?: (?:named|called) [A-Z][\w'-]*)?)(?P<rest>(?:,| too\b| who | that | at home).*)?",
     ),
     "native_language": (
         r"my (?:native language|first language|mother tongue|native tongue) is (?P<value>.+)",
         rf"{_I_AM} a native (?P<value>{_CAP}\w+) speaker",
     ),
     "speaks": (
-        r"i (?:can )?speak (?!a bit|a little|some |basic |broken )(?P<value>.+)",
+        r"i (?:can )?speak (?!a bit|a little|some |basic |broken )(?P<value>.+?)"
+        r"(?P<rest>(?:,? and |, )(?:a bit|a little|some|basic|broken) .*)?",
         rf"{_I_AM} (?:fluent|native) in (?P<value>.+)",
     ),
     "accessibility_need": (
         rf"i (?:rely on|use|need|depend on|wear) {_AIDS}(?: (?:on|for|in|when|to|at|with) .+"
         r"| sometimes| mostly| every day| daily)?",
-        rf"{_I_AM} (?P<value>{_CONDITIONS})",
+        rf"{_I_AM} (?P<value>{_CONDITIONS})(?P<rest>(?:,| so | and ).*)?",
         r"i have (?P<value>dyslexia|adhd|low vision|tinnitus|colou?r blindness|hearing loss|"
         r"epilepsy|photosensitive epilepsy|dyspraxia|rsi|limited mobility)",
     ),
@@ -294,10 +325,14 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?P<value>.+)",
         r"my preference is (?:for )?(?P<value>.+)",
     ),
-    "likes": (r"i (?:really |absolutely |truly )?(?:like|love|enjoy|adore) (?P<value>.+)",),
+    "likes": (
+        r"i (?:really |absolutely |truly )?(?:like|love|enjoy|adore) (?P<value>.+)",
+        rf"{_I_AM} (?:really |so |totally |very )?into (?P<value>.+)",
+        rf"{_I_AM} (?:a )?(?:huge |big |massive |great )?fan of (?P<value>.+)",
+    ),
     "dislikes": (
-        rf"i (?:really |absolutely |truly )?(?:dislike|hate|detest|loathe|can{_APOS}t stand) "
-        r"(?P<value>.+)",
+        rf"i (?:really |absolutely |truly )?(?:dislike|hate|detest|loathe|can{_APOS}t stand|"
+        rf"cannot stand) (?P<value>.+)",
     ),
     "hobby": (
         r"my (?:hobby is|hobbies are|hobbies include|favou?rite (?:hobby|pastime) is) "
@@ -306,9 +341,12 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     **_FAVOURITE_PATTERNS,
     "diet": (
-        rf"{_I_AM} (?:a |an )?(?:strict |mostly |fully )?(?P<value>{_DIETS})",
-        rf"i (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet)?",
-        rf"{_I_AM} on (?:a |an )?(?P<value>{_DIETS}) diet",
+        rf"{_I_AM_WE_ARE} (?:a |an )?(?:strict |mostly |fully )?(?P<value>{_DIETS})"
+        r"(?P<rest>(?:,| since | now| these days| too| and | btw| by the way| \().*)?",
+        rf"(?:i|we) (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet)?",
+        rf"{_I_AM_WE_ARE} on (?:a |an )?(?P<value>{_DIETS}) diet",
+        # "I went vegan last year": the diet from then on.
+        rf"(?:i|we|{_I_HAVE}|{_WE_HAVE}) (?:went|gone|turned|became|become) (?P<value>{_DIETS})",
     ),
     "allergic_to": (
         rf"{_I_AM} (?:very |severely |quite )?allergic to (?P<value>.+)",
@@ -367,7 +405,6 @@ HEDGES = (
     "imagine",
     "apparently",
     "supposedly",
-    "used to",
     "i'd",
     "i\u2019d",
     "i would",
@@ -436,7 +473,9 @@ for _name in _FAVOURITES:
     VALUE_STOPS_BY_PREDICATE[_name] = VALUE_STOPS_BY_PREDICATE["likes"]
 _WHEN = (" for ", " from ", " until ", " when ", " while ", " during ", " before ", " after ")
 VALUE_STOPS_BY_PREDICATE["lived_in"] = (*VALUE_STOPS, *_WHEN)
-VALUE_STOPS_BY_PREDICATE["worked_at"] = (*VALUE_STOPS, *_WHEN)
+VALUE_STOPS_BY_PREDICATE["lives_in"] = (*VALUE_STOPS, *_WHEN)
+VALUE_STOPS_BY_PREDICATE["worked_at"] = (*VALUE_STOPS, *_WHEN, " in ", " on ")
+VALUE_STOPS_BY_PREDICATE["works_at"] = (*VALUE_STOPS, " on ", " since ", " from ")
 VALUE_STOPS_BY_PREDICATE["job_title"] = (*VALUE_STOPS, " at ", " in ", " by ", " who ")
 VALUE_STOPS_BY_PREDICATE["from"] = (*VALUE_STOPS, " originally")
 VALUE_STOPS_BY_PREDICATE["name"] = (*VALUE_STOPS, " at ", " for short")
@@ -464,6 +503,33 @@ _TOOL_STOPS += (" mostly", " mainly", " professionally", " a lot", " these days"
 VALUE_STOPS_BY_PREDICATE["uses_language"] = _TOOL_STOPS
 VALUE_STOPS_BY_PREDICATE["uses_tool"] = _TOOL_STOPS
 
+# Chat fillers after a value are no part of it: "I'm allergic to peanuts though".
+FILLERS = (
+    " btw",
+    " by the way",
+    " tho",
+    " though",
+    " anyway",
+    " actually",
+    " of course",
+    " obviously",
+    " lol",
+    " haha",
+    " fyi",
+    " finally",
+    " myself",
+    " so ",
+    " (",
+)
+# Capitalised words after "I'm" that name no person: "I'm German", "I'm OK".
+NOT_NAMES = frozenset(
+    """american australian austrian belgian brazilian british canadian chinese danish
+    dutch english finnish french german greek indian irish italian japanese korean
+    mexican nigerian norwegian polish portuguese russian scottish spanish swedish swiss
+    turkish ukrainian welsh european african asian latino latina jewish muslim catholic
+    christian hindu buddhist ok okay fine good great sorry back here home done new
+    happy glad sure free busy ready""".split()
+)
 # Words that point elsewhere instead of naming a value: "I live there" says nothing.
 VAGUE_VALUES = frozenset(
     {"it", "there", "here", "them", "that", "this", "him", "her", "you", "one"}
@@ -496,6 +562,10 @@ def _rules_hash() -> str:
         "pointing": sorted(POINTING_WORDS),
         "stops": VALUE_STOPS,
         "stops_by_predicate": VALUE_STOPS_BY_PREDICATE,
+        "fillers": FILLERS,
+        "not_names": sorted(NOT_NAMES),
+        "fronted": _FRONTED_RE.pattern,
+        "question_tail": _QUESTION_TAIL_RE.pattern,
         "dates": DATE_PATTERNS,
     }
     canonical = json.dumps(rules, sort_keys=True, separators=(",", ":"))
@@ -507,7 +577,8 @@ CARDINALITY = {predicate: cardinality_of(predicate) for predicate in PATTERNS}
 # favourite ("Blue is my favourite colour"): a clause that matches none is skipped without
 # trying each pattern, which keeps a message of many clauses quick to read.
 _OPENINGS = re.compile(
-    _LEAD + rf"(?:i\b|i{_APOS}|im\b|ive\b|my\b|call me\b|people call\b|everyone calls\b|"
+    _LEAD + rf"(?:i\b|i{_APOS}|im\b|ive\b|my\b|we\b|we{_APOS}|just\b|call me\b|people call\b|"
+    rf"everyone calls\b|"
     rf"in my\b|.+ is {_FAV}\b)",
     re.IGNORECASE,
 )
@@ -529,7 +600,21 @@ _DOUBT_SPAN = max(len(word) for word in (*HEDGES, *NEGATIONS))
 # ", and I" / " and I" / ", but my" so each first-person statement stands alone.
 _SENTENCE_RE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+(?:[.!?\u3002\uff01\uff1f]+|(?=\n)|$)")
 _CLAUSE_SPLIT_RE = re.compile(
-    r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also|so)\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE
+    r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also|so)\s+(?=(?:i|i'm|i've|my|we)\b)"
+    rf"|,\s+(?=(?:my|i{_APOS}m|i am|i{_APOS}ve|we|we{_APOS}re|we{_APOS}ve)\b)",
+    re.IGNORECASE,
+)
+# "I love bouldering, is there a gym near me?": the statement before the question stands.
+_QUESTION_TAIL_RE = re.compile(
+    r",\s+(?=(?:is|are|do|does|can|could|would|will|what|where|when|how|which|who|any|"
+    r"should|help|pls|please)\b)",
+    re.IGNORECASE,
+)
+# "Since last spring, I've lived in Oslo": a phrase of time before the subject.
+_FRONTED_RE = re.compile(
+    r"^(?P<front>(?:since|in|last|this|after|before|for|from|back in|until|over|as of)\b"
+    rf"[^,]{{0,40}}?),?\s+(?=(?:i|we|i{_APOS}\w+|we{_APOS}\w+)\b)",
+    re.IGNORECASE,
 )
 # Full stops, exclamation and question marks, ASCII and full-width.
 _TERMINALS = ".!?\u3002\uff01\uff1f"
@@ -564,6 +649,9 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
         start = sentence.start()
         cursor = 0
         core = stripped[: len(stripped) - len(terminal)]
+        # In a question, the statement before ", is there ..." keeps a full stop.
+        tail = _QUESTION_TAIL_RE.search(core) if "?" in terminal else None
+        statement_end = tail.start() if tail else -1
         pieces = []
         for split in _CLAUSE_SPLIT_RE.finditer(core):
             pieces.append((cursor, split.start()))
@@ -581,15 +669,16 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
             while trail > lead and unicodedata.category(piece[trail - 1])[0] in "SZ":
                 trail -= 1
             if trail > lead:
+                closing = "." if piece_end <= statement_end else terminal
                 spans.append(
-                    (start + piece_start + lead, start + piece_start + trail, terminal, start)
+                    (start + piece_start + lead, start + piece_start + trail, closing, start)
                 )
     return spans
 
 
 def _cut_value(value: str, predicate: str) -> tuple[str, str]:
     """Split the captured tail into the value and the qualifying words after it."""
-    stops = VALUE_STOPS_BY_PREDICATE.get(predicate) or VALUE_STOPS
+    stops = (*(VALUE_STOPS_BY_PREDICATE.get(predicate) or VALUE_STOPS), *FILLERS)
     lowered = value.lower()
     cut = len(value)
     for stop in stops:
@@ -650,16 +739,57 @@ def _read_clause(
     clause: str, byte_start: int, terminal: str, occurred_at: datetime
 ) -> list[Extraction]:
     """The facts of the first pattern that reads the clause, or none."""
-    if _FUTURE_RE.search(clause) or not _OPENINGS.match(clause):
+    if _FUTURE_RE.search(clause):
+        return []
+    fronted = _FRONTED_RE.match(clause)
+    body = clause[fronted.end() :] if fronted else clause
+    if not _OPENINGS.match(body):
         return []
     for predicate, pattern in _PATTERNS:
-        match = pattern.match(clause)
+        match = pattern.match(body)
         if match is None:
             continue
-        facts = _facts_from(clause, byte_start, terminal, predicate, match, occurred_at)
+        facts = _facts_from(body, byte_start, terminal, predicate, match, occurred_at)
+        if facts and fronted:
+            return _with_front(facts, clause, byte_start, terminal, fronted.group("front"))
         if facts:
             return facts
     return []
+
+
+def _with_front(
+    facts: list[Extraction], clause: str, byte_start: int, terminal: str, front: str
+) -> list[Extraction]:
+    """Facts read after a fronted phrase ("Since last spring, I've lived in Oslo").
+
+    The quote is the whole clause; a date the phrase names starts the validity when the
+    rest named none; a hedge or negation in it voids the clause.
+    """
+    if _HEDGE_RE.search(front) or _NEGATION_RE.search(front):
+        return []
+    occurred_at = facts[0].valid_from if facts[0].valid_precision == "instant" else None
+    start, precision = None, ""
+    if occurred_at is not None and facts[0].predicate not in DATE_VALUED:
+        try:
+            date = find_trailing_date(front, occurred_at)
+        except UnusableDate:
+            return []
+        if date is not None and date.phrase_start == 0:
+            start, precision = date.at, date.precision
+    end = byte_start + len(clause.encode("utf-8"))
+    statement = clause + (terminal.strip()[:1] or ".")
+    return [
+        replace(
+            fact,
+            quote=clause,
+            statement=statement,
+            byte_start=byte_start,
+            byte_end=end,
+            valid_from=start or fact.valid_from,
+            valid_precision=precision or fact.valid_precision,
+        )
+        for fact in facts
+    ]
 
 
 def _facts_from(
@@ -780,4 +910,47 @@ def _items_fit(predicate: str, items: list[str]) -> bool:
         )
     if predicate in CAPITALISED:
         return all(_ARTICLE_RE.sub("", item)[:1].isupper() for item in items)
+    if predicate in NAME_VALUED:
+        return not any(word in NOT_NAMES for item in items for word in value_key(item).split())
     return True
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A message saying an earlier fact was wrong: "I meant pecans, not peanuts".
+
+    ``predicate`` is empty when the message names none (the corrected fact's is taken);
+    ``mistaken`` is the ``value_key`` of the wrong value, empty when the message does not
+    name it ("actually, make that sage green": the latest fact is the one meant).
+    ``dated`` says whether the message gave the replacement a start of its own.
+    """
+
+    predicate: str
+    value: str
+    value_key: str
+    mistaken: str
+    statement: str
+    quote: str
+    byte_start: int
+    byte_end: int
+    valid_from: datetime
+    valid_precision: str
+    dated: bool
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a message says: facts, and corrections of facts earlier messages gave."""
+
+    facts: list[Extraction]
+    corrections: list[Correction]
+
+
+def read(text: str, *, occurred_at: datetime) -> Reading:
+    """The facts and the corrections in ``text``, a message sent at ``occurred_at``."""
+    return Reading(extract(text, occurred_at=occurred_at), [])
+
+
+def correction_target(correction: Correction, believed: list[tuple[str, str]]) -> int | None:
+    """Which of the believed facts, as (predicate, value_key) oldest first, is corrected."""
+    return None
