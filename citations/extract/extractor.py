@@ -473,7 +473,7 @@ for _name in _FAVOURITES:
     VALUE_STOPS_BY_PREDICATE[_name] = VALUE_STOPS_BY_PREDICATE["likes"]
 _WHEN = (" for ", " from ", " until ", " when ", " while ", " during ", " before ", " after ")
 VALUE_STOPS_BY_PREDICATE["lived_in"] = (*VALUE_STOPS, *_WHEN)
-VALUE_STOPS_BY_PREDICATE["lives_in"] = (*VALUE_STOPS, *_WHEN)
+VALUE_STOPS_BY_PREDICATE["lives_in"] = (*VALUE_STOPS, *_WHEN, " on ")
 VALUE_STOPS_BY_PREDICATE["worked_at"] = (*VALUE_STOPS, *_WHEN, " in ", " on ")
 VALUE_STOPS_BY_PREDICATE["works_at"] = (*VALUE_STOPS, " on ", " since ", " from ")
 VALUE_STOPS_BY_PREDICATE["job_title"] = (*VALUE_STOPS, " at ", " in ", " by ", " who ")
@@ -523,12 +523,7 @@ FILLERS = (
 )
 # Capitalised words after "I'm" that name no person: "I'm German", "I'm OK".
 NOT_NAMES = frozenset(
-    """american australian austrian belgian brazilian british canadian chinese danish
-    dutch english finnish french german greek indian irish italian japanese korean
-    mexican nigerian norwegian polish portuguese russian scottish spanish swedish swiss
-    turkish ukrainian welsh european african asian latino latina jewish muslim catholic
-    christian hindu buddhist ok okay fine good great sorry back here home done new
-    happy glad sure free busy ready""".split()
+    ["american", "australian", "austrian", "belgian", "brazilian", "british", "canadian", "chinese", "danish", "dutch", "english", "finnish", "french", "german", "greek", "indian", "irish", "italian", "japanese", "korean", "mexican", "nigerian", "norwegian", "polish", "portuguese", "russian", "scottish", "spanish", "swedish", "swiss", "turkish", "ukrainian", "welsh", "european", "african", "asian", "latino", "latina", "jewish", "muslim", "catholic", "christian", "hindu", "buddhist", "ok", "okay", "fine", "good", "great", "sorry", "back", "here", "home", "done", "new", "happy", "glad", "sure", "free", "busy", "ready", "mr", "mrs", "ms", "mx", "dr", "prof"]
 )
 # Words that point elsewhere instead of naming a value: "I live there" says nothing.
 VAGUE_VALUES = frozenset(
@@ -657,6 +652,14 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
             pieces.append((cursor, split.start()))
             cursor = split.end()
         pieces.append((cursor, len(core)))
+        if tail:
+            pieces = [
+                part
+                for a, b in pieces
+                for part in (
+                    ((a, tail.start()), (tail.end(), b)) if a < tail.start() < b else ((a, b),)
+                )
+            ]
         for piece_start, piece_end in pieces:
             piece = core[piece_start:piece_end]
             # A clause starts at its first letter or digit: emoji, bullets and
@@ -946,11 +949,116 @@ class Reading:
     corrections: list[Correction]
 
 
+# Opening words of a correction: "wait, I meant pecans", "sorry, make that sage green".
+_CORRECTION_LEAD = (
+    r"^(?:(?:so|well|oh|oops|sorry|wait|no|ah|actually|correction|my bad|my mistake|"
+    r"i mean),?\s+)*"
+)
+_NOT_TAIL = r",?\s+(?:actually,?\s+)?(?:not|rather than|instead of)\s+(?P<wrong>[^,]+?)"
+# "I meant pecans, not peanuts"; "make that sage green": a value put in a wrong one's place.
+_CORRECTIONS = tuple(
+    re.compile(_CORRECTION_LEAD + pattern + "$", re.IGNORECASE)
+    for pattern in (
+        rf"i meant (?P<value>[^,]+?)(?:{_NOT_TAIL})?",
+        rf"(?:make|change) (?:that|it) (?:to )?(?P<value>[^,]+?)(?:{_NOT_TAIL})?(?P<rest>,.*)?",
+    )
+)
+# "I live in Porto, not Lisbon", "I'm in Bangalore actually, not Chennai".
+_FACT_THEN_NOT = re.compile(r"^(?P<fact>.+?)(?:\s+actually)?" + _NOT_TAIL + "$", re.IGNORECASE)
+_ACTUALLY_FIRST = re.compile(r"^actually,?\s+", re.IGNORECASE)
+
+
 def read(text: str, *, occurred_at: datetime) -> Reading:
-    """The facts and the corrections in ``text``, a message sent at ``occurred_at``."""
-    return Reading(extract(text, occurred_at=occurred_at), [])
+    """The facts and the corrections in ``text``, a message sent at ``occurred_at``.
+
+    A clause that corrects ("I meant X, not Y", "actually, make that X", "actually I live
+    in X", "I live in X, not Y") gives a correction instead of a fact; the corrected fact
+    is found among the subject's earlier facts (``correction_target``).
+    """
+    facts: list[Extraction] = []
+    corrections: list[Correction] = []
+    corrected: set[tuple[int, int]] = set()
+    for start, end, terminal, byte_start in _statement_clauses(text):
+        correction = _read_correction(text[start:end], byte_start, terminal, occurred_at)
+        if correction is not None:
+            corrections.append(correction)
+            corrected.add((correction.byte_start, correction.byte_end))
+    for fact in extract(text, occurred_at=occurred_at):
+        if (fact.byte_start, fact.byte_end) not in corrected:
+            facts.append(fact)
+    return Reading(facts, corrections)
+
+
+def _statement_clauses(text: str) -> list[tuple[int, int, str, int]]:
+    """Clauses no question, quotation or doubt rules out, with their UTF-8 byte start."""
+    out = []
+    for start, end, terminal, _sentence in _clauses(text):
+        if "?" in terminal or "\uff1f" in terminal:
+            continue
+        prefix = text[:start]
+        if sum(prefix.count(mark) for mark in _QUOTE_MARKS) % 2:
+            continue
+        out.append((start, end, terminal, len(prefix.encode("utf-8"))))
+    return out
+
+
+def _read_correction(
+    clause: str, byte_start: int, terminal: str, occurred_at: datetime
+) -> Correction | None:
+    statement = clause + (terminal.strip()[:1] or ".")
+    end = byte_start + len(clause.encode("utf-8"))
+    for pattern in _CORRECTIONS:
+        match = pattern.match(clause)
+        if match is None:
+            continue
+        value = match.group("value").strip()
+        wrong = match.group("wrong") or ""
+        if not value_key(value) or _HEDGE_RE.search(value) or _NEGATION_RE.search(value):
+            return None
+        return Correction(
+            "", value, value_key(value), value_key(wrong), statement, clause,
+            byte_start, end, occurred_at, "instant", False,
+        )  # fmt: skip
+    fact_then_not = _FACT_THEN_NOT.match(clause)
+    actually = _ACTUALLY_FIRST.match(clause)
+    if fact_then_not is None and actually is None:
+        return None
+    body = fact_then_not.group("fact") if fact_then_not else clause
+    wrong = fact_then_not.group("wrong") if fact_then_not else ""
+    facts = _read_clause(body, byte_start, ".", occurred_at)
+    if len(facts) != 1 or (not wrong and facts[0].cardinality != "one"):
+        # Only a functional fact says which earlier fact "actually" replaces.
+        return None
+    fact = facts[0]
+    return Correction(
+        fact.predicate, fact.value, fact.value_key, value_key(wrong), statement, clause,
+        byte_start, end, fact.valid_from, fact.valid_precision,
+        fact.valid_precision != "instant",
+    )  # fmt: skip
 
 
 def correction_target(correction: Correction, believed: list[tuple[str, str]]) -> int | None:
-    """Which of the believed facts, as (predicate, value_key) oldest first, is corrected."""
+    """Which believed fact, given as (predicate, value_key) oldest first, is corrected.
+
+    The newest fact with the wrong value the correction names (of its predicate, when it
+    has one); with no wrong value named, the newest fact of its predicate, or the newest
+    fact of all for "I meant X". None when nothing fits or the value is already believed.
+    """
+    for index in range(len(believed) - 1, -1, -1):
+        predicate, key = believed[index]
+        if correction.predicate and predicate != correction.predicate:
+            continue
+        if key == correction.value_key:
+            return None
+        if not correction.mistaken or key == correction.mistaken:
+            return index
     return None
+
+
+def statements(text: str, *, occurred_at: datetime) -> dict[tuple[int, int], tuple[str, str]]:
+    """Each statement the rules read in ``text`` by its byte span: (statement, value)."""
+    reading = read(text, occurred_at=occurred_at)
+    found = {(f.byte_start, f.byte_end): (f.statement, f.value) for f in reading.facts}
+    for c in reading.corrections:
+        found[(c.byte_start, c.byte_end)] = (c.statement, c.value)
+    return found

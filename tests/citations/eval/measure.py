@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from citations.extract.extractor import EXTRACTOR_VERSION, correction_target, read, value_key
+from citations.extract.extractor import correction_target, read, value_key
 from tests.citations.corpus.measure import Score
 from tests.citations.corpus.measure import table as corpus_table
 
@@ -129,7 +129,9 @@ def measure(rows: list[Item] | None = None) -> EvalScore:
 
 
 def table(score: EvalScore) -> str:
-    conversation_items = sum(1 for c in conversations() for m in c["messages"] if m["role"] == "user")
+    conversation_items = sum(
+        1 for c in conversations() for m in c["messages"] if m["role"] == "user"
+    )
     questions = sum(len(c["questions"]) for c in conversations())
     head = (
         f"Evaluation set: {len(conversations())} conversations "
