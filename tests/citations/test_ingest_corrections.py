@@ -1,0 +1,61 @@
+"""A correction in a later message retracts the mistaken fact, replaced by the message's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from citations.models import Evidence, Observation, Retraction
+
+pytestmark = pytest.mark.django_db
+
+
+def current(ledger, subject):
+    body = ledger.recall(subject).json()
+    return {(f["predicate"], f["value"]) for f in body["facts"]}
+
+
+def test_i_meant_pecans_not_peanuts_retracts_peanuts_with_pecans_as_replacement(ledger):
+    ledger.ingest("u", ("m1", "I'm allergic to peanuts.", "2026-01-05T08:00:00Z"))
+    response = ledger.ingest(
+        "u", ("m2", "wait I meant pecans, not peanuts!", "2026-01-06T19:00:00Z")
+    )
+    assert response.status_code == 201, response.json()
+    assert current(ledger, "u") == {("allergic_to", "pecans")}
+    retraction = Retraction.objects.get()
+    assert retraction.fact.value == "peanuts"
+    assert retraction.replacement.value == "pecans"
+    assert retraction.replacement.predicate == "allergic_to"
+    # The replacement's evidence is the correcting message's clause, at its bytes.
+    evidence = Evidence.objects.get(fact=retraction.replacement)
+    assert evidence.observation == Observation.objects.get(message_id="m2")
+    text = "wait I meant pecans, not peanuts!".encode()
+    assert text[evidence.byte_start : evidence.byte_end] == b"wait I meant pecans, not peanuts"
+    # The replacement holds from when the mistaken fact did.
+    resolved = ledger.resolve(retraction.replacement_id).json()
+    assert resolved["valid"]["from"] == "2026-01-05T08:00:00Z"
+    assert resolved["status"] == "current"
+
+
+def test_a_place_corrected_with_actually_not_replaces_the_functional_fact(ledger):
+    ledger.ingest("u", ("m1", "I'm in Chennai so it's late here.", "2026-01-19T01:00:00Z"))
+    ledger.ingest("u", ("m2", "I live in Pune actually, not Chennai.", "2026-01-19T01:05:00Z"))
+    assert current(ledger, "u") == {("lives_in", "Pune")}
+    assert Retraction.objects.get().fact.value == "Chennai"
+
+
+def test_a_correction_with_nothing_to_correct_writes_nothing(ledger):
+    response = ledger.ingest(
+        "u", ("m1", "Sorry, I meant cashews, not walnuts.", "2026-01-05T08:00:00Z")
+    )
+    assert response.json()["facts"] == []
+    assert not Retraction.objects.exists()
+
+
+def test_a_correction_in_the_same_request_follows_the_fact_it_corrects(ledger):
+    ledger.ingest(
+        "u",
+        ("m1", "My favourite colour is teal.", "2026-03-01T09:00:00Z"),
+        ("m2", "Actually, make that mustard yellow.", "2026-03-01T09:01:00Z"),
+    )
+    assert current(ledger, "u") == {("favourite_colour", "mustard yellow")}
+    assert Retraction.objects.get().fact.value == "teal"
