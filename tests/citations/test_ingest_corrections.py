@@ -28,7 +28,7 @@ def test_i_meant_pecans_not_peanuts_retracts_peanuts_with_pecans_as_replacement(
     # The replacement's evidence is the correcting message's clause, at its bytes.
     evidence = Evidence.objects.get(fact=retraction.replacement)
     assert evidence.observation == Observation.objects.get(message_id="m2")
-    text = "wait I meant pecans, not peanuts!".encode()
+    text = b"wait I meant pecans, not peanuts!"
     assert text[evidence.byte_start : evidence.byte_end] == b"wait I meant pecans, not peanuts"
     # The replacement holds from when the mistaken fact did.
     resolved = ledger.resolve(retraction.replacement_id).json()
