@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from citations.models import Evidence, Observation, Retraction
+from tests.citations.worker import run_worker, uses_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -59,3 +60,20 @@ def test_a_correction_in_the_same_request_follows_the_fact_it_corrects(ledger):
     )
     assert current(ledger, "u") == {("favourite_colour", "mustard yellow")}
     assert Retraction.objects.get().fact.value == "teal"
+
+
+@uses_worker
+def test_a_project_rebuild_keeps_the_correction(ledger):
+    ledger.ingest("u", ("m1", "I'm allergic to peanuts.", "2026-01-05T08:00:00Z"))
+    ledger.ingest("u", ("m2", "wait I meant pecans, not peanuts!", "2026-01-06T19:00:00Z"))
+    ledger.ingest("u", ("m3", "I live in Pune actually, not Chennai.", "2026-01-07T19:00:00Z"))
+    before = current(ledger, "u")
+    generation = ledger.client.post("/v1/rebuilds", {"scope": "project"}, format="json")
+    assert generation.status_code == 202
+    run_worker()
+    facts = ledger.recall("u").json()["facts"]
+    assert {(f["predicate"], f["value"]) for f in facts} == before
+    assert {("allergic_to", "pecans"), ("lives_in", "Pune")} <= before
+    pecans = next(f for f in facts if f["value"] == "pecans")
+    # Read again with the corrected fact's predicate and start.
+    assert ledger.resolve(pecans["id"]).json()["valid"]["from"] == "2026-01-05T08:00:00Z"
