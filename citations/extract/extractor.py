@@ -346,7 +346,8 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"(?:i|we) (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet)?",
         rf"{_I_AM_WE_ARE} on (?:a |an )?(?P<value>{_DIETS}) diet",
         # "I went vegan last year": the diet from then on.
-        rf"(?:i|we|{_I_HAVE}|{_WE_HAVE}) (?:went|gone|turned|became|become) (?P<value>{_DIETS})",
+        rf"(?:i|we|{_I_HAVE}|{_WE_HAVE}) (?:went|gone|turned|became|become) "
+        rf"(?P<value>{_DIETS}(?: (?:in|on|at|since|last|this|a|an|\d+) .+)?)",
     ),
     "allergic_to": (
         rf"{_I_AM} (?:very |severely |quite )?allergic to (?P<value>.+)",
@@ -476,6 +477,8 @@ VALUE_STOPS_BY_PREDICATE["lived_in"] = (*VALUE_STOPS, *_WHEN)
 VALUE_STOPS_BY_PREDICATE["lives_in"] = (*VALUE_STOPS, *_WHEN, " on ")
 VALUE_STOPS_BY_PREDICATE["worked_at"] = (*VALUE_STOPS, *_WHEN, " in ", " on ")
 VALUE_STOPS_BY_PREDICATE["works_at"] = (*VALUE_STOPS, " on ", " since ", " from ")
+# "I went vegan last spring": a phrase of time no date rule reads is not part of a diet.
+VALUE_STOPS_BY_PREDICATE["diet"] = (*VALUE_STOPS, *(" in ", " on ", " at ", " last ", " this "))
 VALUE_STOPS_BY_PREDICATE["job_title"] = (*VALUE_STOPS, " at ", " in ", " by ", " who ")
 VALUE_STOPS_BY_PREDICATE["from"] = (*VALUE_STOPS, " originally")
 VALUE_STOPS_BY_PREDICATE["name"] = (*VALUE_STOPS, " at ", " for short")
@@ -628,6 +631,7 @@ def _rules_hash() -> str:
         "fillers": FILLERS,
         "not_names": sorted(NOT_NAMES),
         "fronted": _FRONTED_RE.pattern,
+        "front_only": _FRONT_ONLY_RE.pattern,
         "question_tail": _QUESTION_TAIL_RE.pattern,
         "dates": DATE_PATTERNS,
     }
@@ -671,6 +675,11 @@ _CLAUSE_SPLIT_RE = re.compile(
 _QUESTION_TAIL_RE = re.compile(
     r",\s+(?=(?:is|are|do|does|can|could|would|will|what|where|when|how|which|who|any|"
     r"should|help|pls|please)\b)",
+    re.IGNORECASE,
+)
+# A piece that is only a phrase of time, split off before its clause's subject.
+_FRONT_ONLY_RE = re.compile(
+    r"^[^\w]*(?:since|in|last|this|after|before|for|from|back in|until|over|as of)\b[^,]{0,40}$",
     re.IGNORECASE,
 )
 # "Since last spring, I've lived in Oslo": a phrase of time before the subject.
@@ -720,6 +729,10 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
             pieces.append((cursor, split.start()))
             cursor = split.end()
         pieces.append((cursor, len(core)))
+        # "Since last spring, I've lived in Oslo": the phrase of time stays with its clause.
+        for index in range(len(pieces) - 2, -1, -1):
+            if _FRONT_ONLY_RE.match(core[pieces[index][0] : pieces[index][1]].lstrip()):
+                pieces[index : index + 2] = [(pieces[index][0], pieces[index + 1][1])]
         if tail:
             pieces = [
                 part
@@ -979,10 +992,12 @@ def _items_fit(predicate: str, items: list[str]) -> bool:
             and (item[:1].isupper() or item.casefold() in LOWER_CASE_TOOLS)
             for item in items
         )
+    if predicate in NAME_VALUED and any(
+        word in NOT_NAMES for item in items for word in value_key(item).split()
+    ):
+        return False
     if predicate in CAPITALISED:
         return all(_ARTICLE_RE.sub("", item)[:1].isupper() for item in items)
-    if predicate in NAME_VALUED:
-        return not any(word in NOT_NAMES for item in items for word in value_key(item).split())
     return True
 
 
