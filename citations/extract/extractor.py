@@ -18,6 +18,13 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
   validity starts at the message time;
 - the quote is the clause without its closing punctuation, located at UTF-8 byte
   offsets into the message.
+- a phrase of time before the subject (FRONTED: "Since 2019, I've lived in Oslo") stays
+  in the quote and dates the fact; a statement before a question in the same sentence
+  (QUESTION_TAIL: "I love chess, any clubs near me?") counts; chat fillers (FILLERS)
+  end a value;
+- a clause that corrects an earlier message ("I meant X, not Y", "make that X", "I live
+  in X, not Y", "Actually, I live in X") is a Correction, not a fact (``read``); which
+  earlier fact it corrects is ``correction_target``'s rule, applied by the ingest service.
 
 The version string changes whenever any rule changes: ``extract/v3:<hash of the rules>``.
 """
