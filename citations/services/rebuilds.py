@@ -167,7 +167,7 @@ def _replacements(project: Project, observation: Observation, reading: Reading) 
                 byte_end=correction.byte_end,
             )
             .select_related("fact")
-            .order_by("known_from", "pk")
+            .order_by("created_at", "pk")
             .first()
         )
         if evidence is None:

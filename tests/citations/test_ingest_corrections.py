@@ -68,10 +68,14 @@ def test_a_project_rebuild_keeps_the_correction(ledger):
     ledger.ingest("u", ("m2", "wait I meant pecans, not peanuts!", "2026-01-06T19:00:00Z"))
     ledger.ingest("u", ("m3", "I live in Pune actually, not Chennai.", "2026-01-07T19:00:00Z"))
     before = current(ledger, "u")
-    generation = ledger.client.post("/v1/rebuilds", {"scope": "project"}, format="json")
-    assert generation.status_code == 202
+    response = ledger.client.post("/v1/rebuilds", {"scope": "project"}, format="json")
+    assert response.status_code == 202
+    generation = response.json()["generation"]["id"]
     run_worker()
+    done = ledger.client.get(f"/v1/rebuilds/{generation}").json()
+    assert done["generation"]["state"] == "done"
     facts = ledger.recall("u").json()["facts"]
+    assert {f["generation"] for f in facts} == {generation}
     assert {(f["predicate"], f["value"]) for f in facts} == before
     assert {("allergic_to", "pecans"), ("lives_in", "Pune")} <= before
     pecans = next(f for f in facts if f["value"] == "pecans")
