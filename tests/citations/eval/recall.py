@@ -24,6 +24,7 @@ class RecallScore:
     hits: int = 0
     stored: int = 0  # questions whose answering fact is current after ingest
     misses: list[str] = field(default_factory=list)
+    not_stored: list[str] = field(default_factory=list)
 
     def recall_at_3(self) -> float:
         return self.hits / self.questions if self.questions else 0.0
@@ -53,7 +54,10 @@ def recall_at_3(project: Project) -> RecallScore:
         for question in conversation["questions"]:
             answer = (question["answer"]["predicate"], value_key(question["answer"]["value"]))
             score.questions += 1
-            score.stored += any(_key(f) == answer for f in every)
+            if any(_key(f) == answer for f in every):
+                score.stored += 1
+            else:
+                score.not_stored.append(f"{subject}: {question['question']!r} -> {answer}")
             top = recalled_facts(
                 project=project, subject_id=subject, query=question["question"], limit=3
             ).facts
