@@ -106,7 +106,9 @@ def observations_ingest(
     """Store messages (idempotent on message ID), extract facts, supersede by structure.
 
     The request's statements are placed together (``SubjectBatch``): a request of a
-    hundred messages costs the queries of one, all in the request's transaction.
+    hundred messages costs the queries of one, all in the request's transaction. A
+    message that corrects an earlier one ("I meant pecans, not peanuts") splits the
+    batch: what came before is placed, the correction applied, then the rest.
     """
     result = IngestResult()
     with transaction.atomic():
@@ -127,6 +129,7 @@ def observations_ingest(
         ]
         changes: list[tuple[Fact, str, str]] = []
         pending: list[tuple[Observation, Extraction]] = []
+        corrected = False
         for observation, reading in readings:
             pending += [(observation, fact) for fact in reading.facts]
             if reading.corrections:
@@ -135,7 +138,13 @@ def observations_ingest(
                 pending = []
                 for correction in reading.corrections:
                     changes += _apply_correction(ctx, observation, correction, actor, request_id)
+                # What follows is known after the retraction (known time never runs back).
+                ctx = LedgerWrite(project, subject, ctx.generation, known_now(project, subject))
+                corrected = True
         changes += _place(ctx, pending)
+        if corrected:
+            # A correction may have retracted a fact this request wrote: read statuses again.
+            changes = _statuses_now(changes)
         result.facts = [IngestedFact(fact, change, status) for fact, change, status in changes]
         audit_record(
             project=project,
@@ -169,7 +178,10 @@ def _place(
 def _apply_correction(
     ctx: LedgerWrite, observation: Observation, correction: Correction, actor: str, request_id: str
 ) -> list[tuple[Fact, str, str]]:
-    """ "I meant pecans, not peanuts": retract the mistaken fact, replaced by the message's.
+    """Retract the mistaken fact and put the message's value in its place.
+
+    "I meant pecans, not peanuts" withdraws ``allergic_to peanuts`` (the retraction
+    service, which records who, when and why) and writes ``allergic_to pecans``.
 
     The mistaken fact is the subject's believed fact that ``correction_target`` picks; the
     replacement keeps its predicate and, unless the message dates it, its start, and its
@@ -185,7 +197,7 @@ def _apply_correction(
             fact__erased_at__isnull=True,
         )
         .select_related("fact")
-        .order_by("fact__created_at", "known_from", "pk")
+        .order_by("fact__created_at", "known_from", "valid_from", "pk")
     )
     target = correction_target(correction, [(v.predicate, v.fact.value_key) for v in believed])
     if target is None and not correction.predicate:
@@ -223,12 +235,19 @@ def _apply_correction(
     placed = [fact for fact, change in changes if change in ("created", "evidence_added")]
     if retraction is not None and placed:
         Retraction.objects.filter(pk=retraction.pk).update(replacement=placed[0])
-    return [(fact, change, _status(fact)) for fact, change in changes]
+    return [(fact, change, "") for fact, change in changes]  # statuses read at the end
 
 
-def _status(fact: Fact) -> str:
-    version = FactVersion.objects.filter(fact=fact).order_by("-seq").first()
-    return version.status if version is not None else ""
+def _statuses_now(changes: list[tuple[Fact, str, str]]) -> list[tuple[Fact, str, str]]:
+    """Each fact's status as its latest version says, one query for all."""
+    latest: dict[object, str] = {}
+    for fact_id, status in (
+        FactVersion.objects.filter(fact__in=[fact for fact, _, _ in changes])
+        .order_by("fact_id", "seq")
+        .values_list("fact_id", "status")
+    ):
+        latest[fact_id] = status
+    return [(fact, change, latest[fact.pk]) for fact, change, _ in changes]
 
 
 def _subject_to_lock(_shape: None, *, project: int, subject: str) -> QuerySet[Subject]:

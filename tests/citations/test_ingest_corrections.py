@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citations.models import Evidence, Observation, Retraction
+from citations.models import Evidence, FactVersion, Observation, Retraction
 from tests.citations.worker import run_worker, uses_worker
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +81,25 @@ def test_a_project_rebuild_keeps_the_correction(ledger):
     pecans = next(f for f in facts if f["value"] == "pecans")
     # Read again with the corrected fact's predicate and start.
     assert ledger.resolve(pecans["id"]).json()["valid"]["from"] == "2026-01-05T08:00:00Z"
+
+
+def test_facts_after_a_correction_in_the_same_request_are_known_after_it(ledger):
+    response = ledger.ingest(
+        "u",
+        ("m1", "I live in Oslo.", "2026-03-01T09:00:00Z"),
+        ("m2", "Actually, I live in Bergen.", "2026-03-01T09:01:00Z"),
+        ("m3", "I moved to Tromsø last week.", "2026-03-20T09:00:00Z"),
+    )
+    assert response.status_code == 201, response.json()
+    assert current(ledger, "u") == {("lives_in", "Tromsø")}
+    retraction = Retraction.objects.get()
+    bergen = retraction.replacement
+    versions = list(FactVersion.objects.filter(fact=bergen).order_by("seq"))
+    # Tromsø closed Bergen's validity after Bergen was written, never before.
+    assert versions[-1].valid_until is not None
+    assert all(v.known_until is None or v.known_from <= v.known_until for v in versions)
+    assert versions[-1].known_from >= retraction.retracted_at
+    # The response tells each fact's status once the whole request is applied.
+    statuses = {f["value"]: f["status"] for f in response.json()["facts"]}
+    assert statuses["Oslo"] == "retracted"
+    assert statuses["Tromsø"] == "current"
