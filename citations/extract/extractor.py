@@ -829,20 +829,34 @@ def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
 def _read_clause(
     clause: str, byte_start: int, terminal: str, occurred_at: datetime
 ) -> list[Extraction]:
-    """The facts of the first pattern that reads the clause, or none."""
+    """The facts of the first pattern that reads the clause, or none.
+
+    The clause is read whole first ("In my free time I paint" is a pattern of its own),
+    then, if it opens with a phrase of time, from its subject on.
+    """
     if _FUTURE_RE.search(clause):
         return []
+    facts = _read_from(clause, byte_start, terminal, occurred_at)
     fronted = _FRONTED_RE.match(clause)
-    body = clause[fronted.end() :] if fronted else clause
-    if not _OPENINGS.match(body):
+    if facts or fronted is None:
+        return facts
+    body = clause[fronted.end() :]
+    facts = _read_from(body, byte_start, terminal, occurred_at)
+    if not facts:
+        return []
+    return _with_front(facts, clause, byte_start, terminal, fronted.group("front"))
+
+
+def _read_from(
+    clause: str, byte_start: int, terminal: str, occurred_at: datetime
+) -> list[Extraction]:
+    if not _OPENINGS.match(clause):
         return []
     for predicate, pattern in _PATTERNS:
-        match = pattern.match(body)
+        match = pattern.match(clause)
         if match is None:
             continue
-        facts = _facts_from(body, byte_start, terminal, predicate, match, occurred_at)
-        if facts and fronted:
-            return _with_front(facts, clause, byte_start, terminal, fronted.group("front"))
+        facts = _facts_from(clause, byte_start, terminal, predicate, match, occurred_at)
         if facts:
             return facts
     return []

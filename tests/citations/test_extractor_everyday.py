@@ -144,3 +144,7 @@ def test_the_correction_target_is_the_newest_fact_with_the_wrong_value():
 )
 def test_a_doubtful_or_questioning_correction_is_none(text):
     assert read(text, occurred_at=SENT).corrections == []
+
+
+def test_a_pattern_that_opens_with_a_phrase_of_time_is_read_whole_first():
+    assert facts("In my spare time I carve spoons.") == {("hobby", "carve spoons")}
