@@ -18,6 +18,13 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
   validity starts at the message time;
 - the quote is the clause without its closing punctuation, located at UTF-8 byte
   offsets into the message.
+- a phrase of time before the subject (FRONTED: "Since 2019, I've lived in Oslo") stays
+  in the quote and dates the fact; a statement before a question in the same sentence
+  (QUESTION_TAIL: "I love chess, any clubs near me?") counts; chat fillers (FILLERS)
+  end a value;
+- a clause that corrects an earlier message ("I meant X, not Y", "make that X", "I live
+  in X, not Y", "Actually, I live in X") is a Correction, not a fact (``read``); which
+  earlier fact it corrects is ``correction_target``'s rule, applied by the ingest service.
 
 The version string changes whenever any rule changes: ``extract/v3:<hash of the rules>``.
 """
@@ -28,7 +35,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from itertools import repeat
 
@@ -43,11 +50,19 @@ _LEAD = (
 _APOS = "['\u2019]"
 _I_AM = rf"(?:i am|i{_APOS}m|im)"
 _I_HAVE = rf"(?:i have|i{_APOS}ve|ive)"
+# "We" for what a household shares: "we moved to Munich", "we're vegan", "we have twins".
+_WE_ARE = rf"(?:we are|we{_APOS}re)"
+_WE_HAVE = rf"(?:we have|we{_APOS}ve)"
+_I_AM_WE_ARE = rf"(?:{_I_AM}|{_WE_ARE})"
+# "my name is" and "my name's" alike.
+_IS = rf"(?: is|{_APOS}s)"
 
 _A = r"(?:a|an|one|two|three|four|five|six|\d+)"
 # A proper name as people write one: each word capitalised (Latin letters with accents too).
 _CAP = "(?-i:[A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f])"
 _NAME = rf"{_CAP}[\w'\u2019-]*(?: {_CAP}[\w'\u2019-]*){{0,3}}"
+# A place's name word: capitalised, then lower-case letters ("GMT-5" and "CET" are none).
+_PLACE_WORD = rf"{_CAP}(?-i:[a-z\u00df-\u00ff'\u2019-])+"
 _NAMED = rf"(?: (?:named|called) {_NAME}(?: and {_NAME})?)?"
 _MONTH_WORD = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november|"
@@ -66,7 +81,7 @@ _FAVOURITES = {
     "favourite_sport": r"sport",
 }
 _FAVOURITE_PATTERNS = {
-    name: (rf"{_FAV} {thing} is (?P<value>.+)", rf"(?P<value>.+?) is {_FAV} {thing}")
+    name: (rf"{_FAV} {thing}{_IS} (?P<value>.+)", rf"(?P<value>.+?) is {_FAV} {thing}")
     for name, thing in _FAVOURITES.items()
 }
 _JOBS = (
@@ -183,14 +198,17 @@ LOWER_CASE_TOOLS = frozenset(
 # against the patterns in this order, and the first one that yields facts wins.
 PATTERNS: dict[str, tuple[str, ...]] = {
     "lives_in": (
-        rf"{_I_AM} (?:now |currently )?(?:living|based|staying) in (?P<value>.+)",
-        r"i (?:now |currently )?live in (?P<value>.+)",
-        rf"{_I_HAVE} (?:been living|lived) in (?P<value>.+)",
-        rf"(?:i|{_I_HAVE}|i just|{_I_HAVE} just) (?:moved|relocated) (?:to|back to) "
+        rf"{_I_AM_WE_ARE} (?:now |currently )?(?:living|based|staying|settled) in (?P<value>.+)",
+        r"(?:i|we) (?:now |currently )?live in (?P<value>.+)",
+        rf"(?:{_I_HAVE}|{_WE_HAVE}) (?:been living|lived) in (?P<value>.+)",
+        rf"(?:i|we|{_I_HAVE}|{_WE_HAVE})(?: just| finally)? (?:moved|relocated) (?:to|back to) "
         r"(?P<value>.+)",
+        # "I'm in Lisbon now": a place by name, and nothing that makes it a visit.
+        rf"{_I_AM_WE_ARE} (?:now |currently )?in (?P<value>{_PLACE_WORD}(?: {_PLACE_WORD})?)"
+        r"(?P<rest>(?: now| these days| at the moment|,| so | but | and ).*)?",
     ),
     "lived_in": (
-        r"i (?:used to live|previously lived|once lived|lived) in (?P<value>.+)",
+        r"(?:i|we) (?:used to live|previously lived|once lived|lived) in (?P<value>.+)",
         r"i (?:grew up and )?(?:spent \w+ years|spent my childhood) in (?P<value>.+)",
     ),
     "works_at": (
@@ -199,13 +217,20 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"{_I_HAVE} (?:been working|worked) (?:at|for) (?P<value>.+)",
         rf"(?:i|{_I_HAVE}|i just) (?:joined|started (?:working )?(?:at|with|for)) "
         r"(?P<value>.+)",
+        # "just started at Shopify": the subject left out, as chat leaves it.
+        r"just (?:joined|started (?:working )?(?:at|with|for)) (?P<value>.+)",
+        rf"{_I_HAVE} been at (?P<value>{_CAP}.+)",
+        rf"i (?:now |currently )?teach (?:at|in) (?P<value>{_CAP}.+)",
     ),
     "worked_at": (
         r"i (?:used to work|previously worked|once worked|worked) (?:at|for) (?P<value>.+)",
+        # "I was at Google for five years": a stay with a length, not a visit.
+        rf"i was (?:at|with) (?P<value>{_CAP}.+?)(?P<rest> for (?:\w+ )?(?:years|months)\b.*)",
     ),
     "studies_at": (
         rf"(?:i (?:now |currently )?study at|{_I_AM} (?:now |currently )?(?:a student|"
-        r"studying \w+|studying|enrolled) at) (?P<value>.+)",
+        r"studying \w+|studying|enrolled|doing (?:a|my) (?:master's|masters|master\u2019s|phd|"
+        r"degree|bachelor's|doctorate|ba|bsc|msc|ma)) at) (?P<value>.+)",
     ),
     "job_title": (
         rf"i (?:now |currently )?work as (?:an? )?(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
@@ -213,11 +238,15 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         r"my (?:job title|role|position|occupation|profession) is (?:an? )?(?!to )"
         r"(?P<value>.+)",
         rf"{_I_AM} (?:now |currently )?(?:an? )(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
-        r"(?P<rest>(?: (?:at|for|in|with|by) .+)?)",
+        r"(?P<rest>(?:(?: (?:at|for|in|with|by|on)|,) .+)?)",
+        rf"{_I_HAVE} been (?:an? )(?P<value>(?:[\w-]+ ){{0,3}}?{_JOBS})"
+        r"(?P<rest> for .+)",
     ),
     "name": (
-        r"my name is (?P<value>.+)",
-        rf"(?:{_I_AM} called|call me|people call me|everyone calls me) (?P<value>{_CAP}.*)",
+        rf"my name{_IS} (?P<value>.+)",
+        rf"(?:{_I_AM} called|call me|people call me|everyone calls me|i go by) (?P<value>{_CAP}.*)",
+        # "I'm Ivana" and "I am Tomás": a name alone, or before a comma or "from".
+        rf"{_I_AM} (?P<value>{_NAME})(?P<rest>(?:,| from | here\b| btw\b| by the way).*)?",
     ),
     "pronouns": (
         r"my pronouns are (?P<value>[a-z]+/[a-z]+(?:/[a-z]+)?)",
@@ -231,13 +260,16 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         r"i grew up in (?P<value>.+)",
     ),
     "time_zone": (
-        r"my (?:time ?zone|timezone|tz) is (?P<value>.+)",
+        rf"my (?:time ?zone|timezone|tz){_IS} (?P<value>.+)",
         rf"{_I_AM} (?:in|on) (?:the )?(?P<value>[\w/+:\u2212-]+) (?:time ?zone|timezone)",
         rf"{_I_AM} on (?P<value>{_CAP}\w+(?: {_CAP}\w+)? time)",
         rf"{_I_AM} (?:in|on) (?P<value>(?:UTC|GMT) ?[+\u2212-] ?\d{{1,2}}(?::\d\d)?)",
     ),
-    "birthday": (r"my birthday is (?:on )?(?:the )?(?P<value>.+)",),
+    "birthday": (rf"my birthday{_IS} (?:on )?(?:the )?(?P<value>.+)",),
     "has_partner": (
+        # "my husband Mike says...", "my husband is Vikram": the partner by name.
+        rf"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?)(?: is)? "
+        rf"(?P<value>{_CAP}[\w'\u2019-]*)(?P<rest>(?: .*)?)",
         r"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?)"
         rf"(?:'s|\u2019s) name is (?P<value>{_NAME})",
         rf"my (?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?) is "
@@ -245,9 +277,12 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"{_I_AM} (?:married to|engaged to|dating) (?P<value>{_NAME})",
     ),
     "has_child": (
-        rf"(?:i have|{_I_HAVE} got|i've|i had) (?P<value>(?:{_A} (?:(?:young|little|baby|newborn|"
+        rf"(?:i have|we have|{_I_HAVE} got|{_WE_HAVE} got|i've|i had) (?P<value>(?:{_A} "
+        r"(?:(?:young|little|baby|newborn|"
         r"teenage|grown-up|grown|adult|older|younger|twin|\d+-year-old) )*(?:son|daughter|"
-        rf"child|kid|baby|stepson|stepdaughter|children|kids|twins|boy|girl)s?|twins){_NAMED})",
+        rf"child|kid|baby|stepson|stepdaughter|children|kids|twins|boy|girl)s?|twins){_NAMED})"
+        r"(?P<rest>(?:,| too\b| who | and ).*)?",
+        rf"my (?:son|daughter) (?P<value>{_CAP}[\w'\u2019-]*)(?P<rest>(?: .*)?)",
         rf"my (?:son|daughter|child|kid|baby)(?:'s|\u2019s name is| is called| is named| name is"
         rf"|'s name is) (?P<value>{_NAME})",
     ),
@@ -258,23 +293,26 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"name is| is called| is named) (?P<value>{_NAME})",
     ),
     "has_pet": (
-        rf"(?:i have|{_I_HAVE} got|i've|i own|i adopted|i got) (?P<value>(?:a|an|one|two|"
-        r"three|\d+) (?:pet )?(?:dog|cat|puppy|kitten|rabbit|hamster|parrot|bird|fish|"
+        rf"(?:i have|we have|{_I_HAVE} got|{_WE_HAVE} got|i've|we've|i own|we own|i adopted|"
+        r"we adopted|i got|we got) (?P<value>(?:a|an|one|two|"
+        r"three|\d+) (?:pet |little |rescue |old |young |golden |black |white |ginger )?(?:dog|"
+        r"cat|puppy|kitten|rabbit|hamster|parrot|bird|fish|retriever|labrador|terrier|spaniel|"
         r"horse|tortoise|turtle|guinea pig|ferret|snake|lizard)s?"
-        r"(?: (?:named|called) [A-Z][\w'-]*)?)",
+        r"(?: (?:named|called) [A-Z][\w'-]*)?)(?P<rest>(?:,| too\b| who | that | at home).*)?",
     ),
     "native_language": (
         r"my (?:native language|first language|mother tongue|native tongue) is (?P<value>.+)",
         rf"{_I_AM} a native (?P<value>{_CAP}\w+) speaker",
     ),
     "speaks": (
-        r"i (?:can )?speak (?!a bit|a little|some |basic |broken )(?P<value>.+)",
+        r"i (?:can )?speak (?!a bit|a little|some |basic |broken )(?P<value>.+?)"
+        r"(?P<rest>(?:,? and |, )(?:a bit|a little|some|basic|broken) .*)?",
         rf"{_I_AM} (?:fluent|native) in (?P<value>.+)",
     ),
     "accessibility_need": (
         rf"i (?:rely on|use|need|depend on|wear) {_AIDS}(?: (?:on|for|in|when|to|at|with) .+"
         r"| sometimes| mostly| every day| daily)?",
-        rf"{_I_AM} (?P<value>{_CONDITIONS})",
+        rf"{_I_AM} (?P<value>{_CONDITIONS})(?P<rest>(?:,| so | and ).*)?",
         r"i have (?P<value>dyslexia|adhd|low vision|tinnitus|colou?r blindness|hearing loss|"
         r"epilepsy|photosensitive epilepsy|dyspraxia|rsi|limited mobility)",
     ),
@@ -294,10 +332,14 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?P<value>.+)",
         r"my preference is (?:for )?(?P<value>.+)",
     ),
-    "likes": (r"i (?:really |absolutely |truly )?(?:like|love|enjoy|adore) (?P<value>.+)",),
+    "likes": (
+        r"i (?:really |absolutely |truly )?(?:like|love|enjoy|adore) (?P<value>.+)",
+        rf"{_I_AM} (?:really |so |totally |very )?into (?P<value>.+)",
+        rf"{_I_AM} (?:a )?(?:huge |big |massive |great )?fan of (?P<value>.+)",
+    ),
     "dislikes": (
-        rf"i (?:really |absolutely |truly )?(?:dislike|hate|detest|loathe|can{_APOS}t stand) "
-        r"(?P<value>.+)",
+        rf"i (?:really |absolutely |truly )?(?:dislike|hate|detest|loathe|can{_APOS}t stand|"
+        rf"cannot stand) (?P<value>.+)",
     ),
     "hobby": (
         r"my (?:hobby is|hobbies are|hobbies include|favou?rite (?:hobby|pastime) is) "
@@ -306,9 +348,13 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     **_FAVOURITE_PATTERNS,
     "diet": (
-        rf"{_I_AM} (?:a |an )?(?:strict |mostly |fully )?(?P<value>{_DIETS})",
-        rf"i (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet)?",
-        rf"{_I_AM} on (?:a |an )?(?P<value>{_DIETS}) diet",
+        rf"{_I_AM_WE_ARE} (?:a |an )?(?:strict |mostly |fully )?(?P<value>{_DIETS})"
+        r"(?P<rest>(?:,| since | now| these days| too| and | btw| by the way| \().*)?",
+        rf"(?:i|we) (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet)?",
+        rf"{_I_AM_WE_ARE} on (?:a |an )?(?P<value>{_DIETS}) diet",
+        # "I went vegan last year": the diet from then on.
+        rf"(?:i|we|{_I_HAVE}|{_WE_HAVE}) (?:went|gone|turned|became|become) "
+        rf"(?P<value>{_DIETS}(?: (?:in|on|at|since|last|this|a|an|\d+) .+)?)",
     ),
     "allergic_to": (
         rf"{_I_AM} (?:very |severely |quite )?allergic to (?P<value>.+)",
@@ -367,7 +413,6 @@ HEDGES = (
     "imagine",
     "apparently",
     "supposedly",
-    "used to",
     "i'd",
     "i\u2019d",
     "i would",
@@ -436,7 +481,11 @@ for _name in _FAVOURITES:
     VALUE_STOPS_BY_PREDICATE[_name] = VALUE_STOPS_BY_PREDICATE["likes"]
 _WHEN = (" for ", " from ", " until ", " when ", " while ", " during ", " before ", " after ")
 VALUE_STOPS_BY_PREDICATE["lived_in"] = (*VALUE_STOPS, *_WHEN)
-VALUE_STOPS_BY_PREDICATE["worked_at"] = (*VALUE_STOPS, *_WHEN)
+VALUE_STOPS_BY_PREDICATE["lives_in"] = (*VALUE_STOPS, *_WHEN, " on ")
+VALUE_STOPS_BY_PREDICATE["worked_at"] = (*VALUE_STOPS, *_WHEN, " in ", " on ")
+VALUE_STOPS_BY_PREDICATE["works_at"] = (*VALUE_STOPS, " on ", " since ", " from ")
+# "I went vegan last spring": a phrase of time no date rule reads is not part of a diet.
+VALUE_STOPS_BY_PREDICATE["diet"] = (*VALUE_STOPS, *(" in ", " on ", " at ", " last ", " this "))
 VALUE_STOPS_BY_PREDICATE["job_title"] = (*VALUE_STOPS, " at ", " in ", " by ", " who ")
 VALUE_STOPS_BY_PREDICATE["from"] = (*VALUE_STOPS, " originally")
 VALUE_STOPS_BY_PREDICATE["name"] = (*VALUE_STOPS, " at ", " for short")
@@ -464,6 +513,96 @@ _TOOL_STOPS += (" mostly", " mainly", " professionally", " a lot", " these days"
 VALUE_STOPS_BY_PREDICATE["uses_language"] = _TOOL_STOPS
 VALUE_STOPS_BY_PREDICATE["uses_tool"] = _TOOL_STOPS
 
+# Chat fillers after a value are no part of it: "I'm allergic to peanuts though".
+FILLERS = (
+    " btw",
+    " by the way",
+    " tho",
+    " though",
+    " anyway",
+    " actually",
+    " of course",
+    " obviously",
+    " lol",
+    " haha",
+    " fyi",
+    " finally",
+    " myself",
+    " so ",
+    " (",
+)
+# Capitalised words after "I'm" that name no person: "I'm German", "I'm OK".
+NOT_NAMES = frozenset(
+    [
+        "american",
+        "australian",
+        "austrian",
+        "belgian",
+        "brazilian",
+        "british",
+        "canadian",
+        "chinese",
+        "danish",
+        "dutch",
+        "english",
+        "finnish",
+        "french",
+        "german",
+        "greek",
+        "indian",
+        "irish",
+        "italian",
+        "japanese",
+        "korean",
+        "mexican",
+        "nigerian",
+        "norwegian",
+        "polish",
+        "portuguese",
+        "russian",
+        "scottish",
+        "spanish",
+        "swedish",
+        "swiss",
+        "turkish",
+        "ukrainian",
+        "welsh",
+        "european",
+        "african",
+        "asian",
+        "latino",
+        "latina",
+        "jewish",
+        "muslim",
+        "catholic",
+        "christian",
+        "hindu",
+        "buddhist",
+        "ok",
+        "okay",
+        "fine",
+        "good",
+        "great",
+        "sorry",
+        "back",
+        "here",
+        "home",
+        "done",
+        "new",
+        "happy",
+        "glad",
+        "sure",
+        "free",
+        "busy",
+        "ready",
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "dr",
+        "prof",
+    ]
+)
 # Words that point elsewhere instead of naming a value: "I live there" says nothing.
 VAGUE_VALUES = frozenset(
     {"it", "there", "here", "them", "that", "this", "him", "her", "you", "one"}
@@ -496,6 +635,11 @@ def _rules_hash() -> str:
         "pointing": sorted(POINTING_WORDS),
         "stops": VALUE_STOPS,
         "stops_by_predicate": VALUE_STOPS_BY_PREDICATE,
+        "fillers": FILLERS,
+        "not_names": sorted(NOT_NAMES),
+        "fronted": _FRONTED_RE.pattern,
+        "front_only": _FRONT_ONLY_RE.pattern,
+        "question_tail": _QUESTION_TAIL_RE.pattern,
         "dates": DATE_PATTERNS,
     }
     canonical = json.dumps(rules, sort_keys=True, separators=(",", ":"))
@@ -507,7 +651,8 @@ CARDINALITY = {predicate: cardinality_of(predicate) for predicate in PATTERNS}
 # favourite ("Blue is my favourite colour"): a clause that matches none is skipped without
 # trying each pattern, which keeps a message of many clauses quick to read.
 _OPENINGS = re.compile(
-    _LEAD + rf"(?:i\b|i{_APOS}|im\b|ive\b|my\b|call me\b|people call\b|everyone calls\b|"
+    _LEAD + rf"(?:i\b|i{_APOS}|im\b|ive\b|my\b|we\b|we{_APOS}|just\b|call me\b|people call\b|"
+    rf"everyone calls\b|"
     rf"in my\b|.+ is {_FAV}\b)",
     re.IGNORECASE,
 )
@@ -529,7 +674,26 @@ _DOUBT_SPAN = max(len(word) for word in (*HEDGES, *NEGATIONS))
 # ", and I" / " and I" / ", but my" so each first-person statement stands alone.
 _SENTENCE_RE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+(?:[.!?\u3002\uff01\uff1f]+|(?=\n)|$)")
 _CLAUSE_SPLIT_RE = re.compile(
-    r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also|so)\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE
+    r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also|so)\s+(?=(?:i|i'm|i've|my|we)\b)"
+    rf"|,\s+(?=(?:my|i{_APOS}m|i am|i{_APOS}ve|we|we{_APOS}re|we{_APOS}ve)\b)",
+    re.IGNORECASE,
+)
+# "I love bouldering, is there a gym near me?": the statement before the question stands.
+_QUESTION_TAIL_RE = re.compile(
+    r",\s+(?=(?:is|are|do|does|can|could|would|will|what|where|when|how|which|who|any|"
+    r"should|help|pls|please)\b)",
+    re.IGNORECASE,
+)
+# A piece that is only a phrase of time, split off before its clause's subject.
+_FRONT_ONLY_RE = re.compile(
+    r"^[^\w]*(?:since|in|last|this|after|before|for|from|back in|until|over|as of)\b[^,]{0,40}$",
+    re.IGNORECASE,
+)
+# "Since last spring, I've lived in Oslo": a phrase of time before the subject.
+_FRONTED_RE = re.compile(
+    r"^(?P<front>(?:since|in|last|this|after|before|for|from|back in|until|over|as of)\b"
+    rf"[^,]{{0,40}}?),?\s+(?=(?:i|we|i{_APOS}\w+|we{_APOS}\w+)\b)",
+    re.IGNORECASE,
 )
 # Full stops, exclamation and question marks, ASCII and full-width.
 _TERMINALS = ".!?\u3002\uff01\uff1f"
@@ -564,11 +728,26 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
         start = sentence.start()
         cursor = 0
         core = stripped[: len(stripped) - len(terminal)]
+        # In a question, the statement before ", is there ..." keeps a full stop.
+        tail = _QUESTION_TAIL_RE.search(core) if "?" in terminal else None
+        statement_end = tail.start() if tail else -1
         pieces = []
         for split in _CLAUSE_SPLIT_RE.finditer(core):
             pieces.append((cursor, split.start()))
             cursor = split.end()
         pieces.append((cursor, len(core)))
+        # "Since last spring, I've lived in Oslo": the phrase of time stays with its clause.
+        for index in range(len(pieces) - 2, -1, -1):
+            if _FRONT_ONLY_RE.match(core[pieces[index][0] : pieces[index][1]].lstrip()):
+                pieces[index : index + 2] = [(pieces[index][0], pieces[index + 1][1])]
+        if tail:
+            pieces = [
+                part
+                for a, b in pieces
+                for part in (
+                    ((a, tail.start()), (tail.end(), b)) if a < tail.start() < b else ((a, b),)
+                )
+            ]
         for piece_start, piece_end in pieces:
             piece = core[piece_start:piece_end]
             # A clause starts at its first letter or digit: emoji, bullets and
@@ -581,15 +760,16 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
             while trail > lead and unicodedata.category(piece[trail - 1])[0] in "SZ":
                 trail -= 1
             if trail > lead:
+                closing = "." if piece_end <= statement_end else terminal
                 spans.append(
-                    (start + piece_start + lead, start + piece_start + trail, terminal, start)
+                    (start + piece_start + lead, start + piece_start + trail, closing, start)
                 )
     return spans
 
 
 def _cut_value(value: str, predicate: str) -> tuple[str, str]:
     """Split the captured tail into the value and the qualifying words after it."""
-    stops = VALUE_STOPS_BY_PREDICATE.get(predicate) or VALUE_STOPS
+    stops = (*(VALUE_STOPS_BY_PREDICATE.get(predicate) or VALUE_STOPS), *FILLERS)
     lowered = value.lower()
     cut = len(value)
     for stop in stops:
@@ -649,8 +829,28 @@ def extract(text: str, *, occurred_at: datetime) -> list[Extraction]:
 def _read_clause(
     clause: str, byte_start: int, terminal: str, occurred_at: datetime
 ) -> list[Extraction]:
-    """The facts of the first pattern that reads the clause, or none."""
-    if _FUTURE_RE.search(clause) or not _OPENINGS.match(clause):
+    """The facts of the first pattern that reads the clause, or none.
+
+    The clause is read whole first ("In my free time I paint" is a pattern of its own),
+    then, if it opens with a phrase of time, from its subject on.
+    """
+    if _FUTURE_RE.search(clause):
+        return []
+    facts = _read_from(clause, byte_start, terminal, occurred_at)
+    fronted = _FRONTED_RE.match(clause)
+    if facts or fronted is None:
+        return facts
+    body = clause[fronted.end() :]
+    facts = _read_from(body, byte_start, terminal, occurred_at)
+    if not facts:
+        return []
+    return _with_front(facts, clause, byte_start, terminal, fronted.group("front"))
+
+
+def _read_from(
+    clause: str, byte_start: int, terminal: str, occurred_at: datetime
+) -> list[Extraction]:
+    if not _OPENINGS.match(clause):
         return []
     for predicate, pattern in _PATTERNS:
         match = pattern.match(clause)
@@ -660,6 +860,41 @@ def _read_clause(
         if facts:
             return facts
     return []
+
+
+def _with_front(
+    facts: list[Extraction], clause: str, byte_start: int, terminal: str, front: str
+) -> list[Extraction]:
+    """Facts read after a fronted phrase ("Since last spring, I've lived in Oslo").
+
+    The quote is the whole clause; a date the phrase names starts the validity when the
+    rest named none; a hedge or negation in it voids the clause.
+    """
+    if _HEDGE_RE.search(front) or _NEGATION_RE.search(front):
+        return []
+    occurred_at = facts[0].valid_from if facts[0].valid_precision == "instant" else None
+    start, precision = None, ""
+    if occurred_at is not None and facts[0].predicate not in DATE_VALUED:
+        try:
+            date = find_trailing_date(front, occurred_at)
+        except UnusableDate:
+            return []
+        if date is not None and date.phrase_start == 0:
+            start, precision = date.at, date.precision
+    end = byte_start + len(clause.encode("utf-8"))
+    statement = clause + (terminal.strip()[:1] or ".")
+    return [
+        replace(
+            fact,
+            quote=clause,
+            statement=statement,
+            byte_start=byte_start,
+            byte_end=end,
+            valid_from=start or fact.valid_from,
+            valid_precision=precision or fact.valid_precision,
+        )
+        for fact in facts
+    ]
 
 
 def _facts_from(
@@ -778,6 +1013,156 @@ def _items_fit(predicate: str, items: list[str]) -> bool:
             and (item[:1].isupper() or item.casefold() in LOWER_CASE_TOOLS)
             for item in items
         )
+    if predicate in NAME_VALUED and any(
+        word in NOT_NAMES for item in items for word in value_key(item).split()
+    ):
+        return False
     if predicate in CAPITALISED:
         return all(_ARTICLE_RE.sub("", item)[:1].isupper() for item in items)
     return True
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A message saying an earlier fact was wrong: "I meant pecans, not peanuts".
+
+    ``predicate`` is empty when the message names none (the corrected fact's is taken);
+    ``mistaken`` is the ``value_key`` of the wrong value, empty when the message does not
+    name it ("actually, make that sage green": the latest fact is the one meant).
+    ``dated`` says whether the message gave the replacement a start of its own.
+    """
+
+    predicate: str
+    value: str
+    value_key: str
+    mistaken: str
+    statement: str
+    quote: str
+    byte_start: int
+    byte_end: int
+    valid_from: datetime
+    valid_precision: str
+    dated: bool
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a message says: facts, and corrections of facts earlier messages gave."""
+
+    facts: list[Extraction]
+    corrections: list[Correction]
+
+
+# Opening words of a correction: "wait, I meant pecans", "sorry, make that sage green".
+_CORRECTION_LEAD = (
+    r"^(?:(?:so|well|oh|oops|sorry|wait|no|ah|actually|correction|my bad|my mistake|"
+    r"i mean),?\s+)*"
+)
+_NOT_TAIL = r",?\s+(?:actually,?\s+)?(?:not|rather than|instead of)\s+(?P<wrong>[^,]+?)"
+# "I meant pecans, not peanuts"; "make that sage green": a value put in a wrong one's place.
+_CORRECTIONS = tuple(
+    re.compile(_CORRECTION_LEAD + pattern + "$", re.IGNORECASE)
+    for pattern in (
+        rf"i meant (?P<value>[^,]+?)(?:{_NOT_TAIL})?",
+        rf"(?:make|change) (?:that|it) (?:to )?(?P<value>[^,]+?)(?:{_NOT_TAIL})?(?P<rest>,.*)?",
+    )
+)
+# "I live in Porto, not Lisbon", "I'm in Bangalore actually, not Chennai".
+_FACT_THEN_NOT = re.compile(r"^(?P<fact>.+?)(?:\s+actually)?" + _NOT_TAIL + "$", re.IGNORECASE)
+_ACTUALLY_FIRST = re.compile(r"^actually,?\s+", re.IGNORECASE)
+
+
+def read(text: str, *, occurred_at: datetime) -> Reading:
+    """The facts and the corrections in ``text``, a message sent at ``occurred_at``.
+
+    A clause that corrects ("I meant X, not Y", "actually, make that X", "actually I live
+    in X", "I live in X, not Y") gives a correction instead of a fact; the corrected fact
+    is found among the subject's earlier facts (``correction_target``).
+    """
+    facts: list[Extraction] = []
+    corrections: list[Correction] = []
+    corrected: set[tuple[int, int]] = set()
+    for start, end, terminal, byte_start in _statement_clauses(text):
+        correction = _read_correction(text[start:end], byte_start, terminal, occurred_at)
+        if correction is not None:
+            corrections.append(correction)
+            corrected.add((correction.byte_start, correction.byte_end))
+    for fact in extract(text, occurred_at=occurred_at):
+        if (fact.byte_start, fact.byte_end) not in corrected:
+            facts.append(fact)
+    return Reading(facts, corrections)
+
+
+def _statement_clauses(text: str) -> list[tuple[int, int, str, int]]:
+    """Clauses no question, quotation or doubt rules out, with their UTF-8 byte start."""
+    out = []
+    for start, end, terminal, _sentence in _clauses(text):
+        if "?" in terminal or "\uff1f" in terminal:
+            continue
+        prefix = text[:start]
+        if sum(prefix.count(mark) for mark in _QUOTE_MARKS) % 2:
+            continue
+        out.append((start, end, terminal, len(prefix.encode("utf-8"))))
+    return out
+
+
+def _read_correction(
+    clause: str, byte_start: int, terminal: str, occurred_at: datetime
+) -> Correction | None:
+    statement = clause + (terminal.strip()[:1] or ".")
+    end = byte_start + len(clause.encode("utf-8"))
+    for pattern in _CORRECTIONS:
+        match = pattern.match(clause)
+        if match is None:
+            continue
+        value = match.group("value").strip()
+        wrong = match.group("wrong") or ""
+        if not value_key(value) or _HEDGE_RE.search(value) or _NEGATION_RE.search(value):
+            return None
+        return Correction(
+            "", value, value_key(value), value_key(wrong), statement, clause,
+            byte_start, end, occurred_at, "instant", False,
+        )  # fmt: skip
+    fact_then_not = _FACT_THEN_NOT.match(clause)
+    actually = _ACTUALLY_FIRST.match(clause)
+    if fact_then_not is None and actually is None:
+        return None
+    body = fact_then_not.group("fact") if fact_then_not else clause
+    wrong = fact_then_not.group("wrong") if fact_then_not else ""
+    facts = _read_clause(body, byte_start, ".", occurred_at)
+    if len(facts) != 1 or (not wrong and facts[0].cardinality != "one"):
+        # Only a functional fact says which earlier fact "actually" replaces.
+        return None
+    fact = facts[0]
+    return Correction(
+        fact.predicate, fact.value, fact.value_key, value_key(wrong), statement, clause,
+        byte_start, end, fact.valid_from, fact.valid_precision,
+        fact.valid_precision != "instant",
+    )  # fmt: skip
+
+
+def correction_target(correction: Correction, believed: list[tuple[str, str]]) -> int | None:
+    """Which believed fact, given as (predicate, value_key) oldest first, is corrected.
+
+    The newest fact with the wrong value the correction names (of its predicate, when it
+    has one); with no wrong value named, the newest fact of its predicate, or the newest
+    fact of all for "I meant X". None when nothing fits or the value is already believed.
+    """
+    for index in range(len(believed) - 1, -1, -1):
+        predicate, key = believed[index]
+        if correction.predicate and predicate != correction.predicate:
+            continue
+        if key == correction.value_key:
+            return None
+        if not correction.mistaken or key == correction.mistaken:
+            return index
+    return None
+
+
+def statements(text: str, *, occurred_at: datetime) -> dict[tuple[int, int], tuple[str, str]]:
+    """Each statement the rules read in ``text`` by its byte span: (statement, value)."""
+    reading = read(text, occurred_at=occurred_at)
+    found = {(f.byte_start, f.byte_end): (f.statement, f.value) for f in reading.facts}
+    for c in reading.corrections:
+        found[(c.byte_start, c.byte_end)] = (c.statement, c.value)
+    return found

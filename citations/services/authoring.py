@@ -26,8 +26,12 @@ from citations.models import (
 from citations.selectors import ResolvedCitation, resolved_citation
 from citations.selectors.web_evidence import CheckedWebQuote, WebQuoteIn, checked_web_quotes
 from citations.services.audit import audit_record
-from citations.services.ingest import ingest_generation
-from citations.services.placement import LedgerWrite, SubjectBatch, apply_extraction
+from citations.services.placement import (
+    LedgerWrite,
+    SubjectBatch,
+    apply_extraction,
+    ingest_generation,
+)
 from citations.services.predicates import predicate_cardinality
 from citations.services.reads import read_snapshot
 from citations.services.timeline import known_now, revise

@@ -13,8 +13,7 @@ from citations.models import Evidence, Fact, FactVersion, Project, Retraction
 from citations.selectors import ResolvedCitation, resolved_citation
 from citations.services.audit import audit_record
 from citations.services.authoring import AuthoredStatement, locked_subject, write_authored
-from citations.services.ingest import ingest_generation
-from citations.services.placement import LedgerWrite, move_evidence
+from citations.services.placement import LedgerWrite, ingest_generation, move_evidence
 from citations.services.predicates import predicate_cardinality
 from citations.services.reads import read_snapshot
 from citations.services.timeline import close_knowledge, known_now, revise

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from attest.errors import NotFound
-from citations.extract.extractor import extract
+from citations.extract.extractor import statements
 from citations.models import (
     Evidence,
     Fact,
@@ -151,10 +151,8 @@ def _restate_from_remaining_source(fact: Fact) -> None:
     statement = content[first.byte_start : first.byte_end].decode("utf-8")
     value = fact.value
     text = content.decode("utf-8")
-    for reading in extract(text, occurred_at=first.observation.sent_at):
-        if (reading.byte_start, reading.byte_end) == (first.byte_start, first.byte_end):
-            statement, value = reading.statement, reading.value
-            break
+    read = statements(text, occurred_at=first.observation.sent_at)
+    statement, value = read.get((first.byte_start, first.byte_end), (statement, value))
     Fact.objects.filter(pk=fact.pk).update(statement=statement, value=value)
 
 

@@ -12,23 +12,28 @@ from django.db.models import QuerySet
 
 from attest.errors import AttestError, NotFound
 from attest.prepared import PreparedQuery
-from citations.extract.extractor import EXTRACTOR_VERSION, extract
+from citations.extract.extractor import Correction, Extraction, correction_target, read
 from citations.models import (
     Fact,
-    Generation,
+    FactVersion,
     Observation,
     Project,
+    Retraction,
     Role,
     Subject,
 )
 from citations.services.audit import audit_record
+from citations.services.corrections import retraction_record
 from citations.services.placement import (
     AUTHORED,
+    Change,
     LedgerWrite,
     SubjectBatch,
     apply_extraction,
+    ingest_generation,
     move_evidence,
 )
+from citations.services.predicates import predicate_cardinality
 from citations.services.timeline import known_now
 
 # Names that lived here before placement.py was split off stay importable from here.
@@ -101,7 +106,9 @@ def observations_ingest(
     """Store messages (idempotent on message ID), extract facts, supersede by structure.
 
     The request's statements are placed together (``SubjectBatch``): a request of a
-    hundred messages costs the queries of one, all in the request's transaction.
+    hundred messages costs the queries of one, all in the request's transaction. A
+    message that corrects an earlier one ("I meant pecans, not peanuts") splits the
+    batch: what came before is placed, the correction applied, then the rest.
     """
     result = IngestResult()
     with transaction.atomic():
@@ -115,31 +122,132 @@ def observations_ingest(
         result.observations = [
             StoredObservation(observation, subject_id, created) for observation, created in stored
         ]
-        statements = [
-            (observation, extraction)
+        readings = [
+            (observation, read(message.text, occurred_at=message.occurred_at))
             for (observation, created), message in zip(stored, messages, strict=True)
             if created and observation.role == Role.USER
-            for extraction in extract(message.text, occurred_at=message.occurred_at)
         ]
-        batch = SubjectBatch(ctx)
-        batch.load(statements)
-        changes = [
-            change
-            for observation, extraction in statements
-            for change in batch.apply(observation, extraction)
-        ]
-        batch.flush()
-        result.facts = [IngestedFact(fact, change, batch.status(fact)) for fact, change in changes]
+        changes: list[tuple[Fact, str, str]] = []
+        pending: list[tuple[Observation, Extraction]] = []
+        corrected = False
+        for observation, reading in readings:
+            pending += [(observation, fact) for fact in reading.facts]
+            if reading.corrections:
+                # What came before the correction is on the timeline before it is read.
+                changes += _place(ctx, pending)
+                pending = []
+                for correction in reading.corrections:
+                    changes += _apply_correction(ctx, observation, correction, actor, request_id)
+                # What follows is known after the retraction (known time never runs back).
+                ctx = LedgerWrite(project, subject, ctx.generation, known_now(project, subject))
+                corrected = True
+        changes += _place(ctx, pending)
+        if corrected:
+            # A correction may have retracted a fact this request wrote: read statuses again.
+            changes = _statuses_now(changes)
+        result.facts = [IngestedFact(fact, change, status) for fact, change, status in changes]
         audit_record(
             project=project,
             operation="observations.ingest",
             actor=actor,
             object_ids=[str(item.observation.pk) for item in result.observations]
-            + [str(fact.pk) for fact, _ in changes],
+            + [str(fact.pk) for fact, _, _ in changes],
             source_count=len(result.observations),
             request_id=request_id,
         )
     return result
+
+
+def _place(
+    ctx: LedgerWrite, statements: list[tuple[Observation, Extraction]]
+) -> list[tuple[Fact, str, str]]:
+    """Place statements together (one batch): each fact touched, how, and its status."""
+    if not statements:
+        return []
+    batch = SubjectBatch(ctx)
+    batch.load(statements)
+    changes: list[Change] = [
+        change
+        for observation, extraction in statements
+        for change in batch.apply(observation, extraction)
+    ]
+    batch.flush()
+    return [(fact, change, batch.status(fact)) for fact, change in changes]
+
+
+def _apply_correction(
+    ctx: LedgerWrite, observation: Observation, correction: Correction, actor: str, request_id: str
+) -> list[tuple[Fact, str, str]]:
+    """Retract the mistaken fact and put the message's value in its place.
+
+    "I meant pecans, not peanuts" withdraws ``allergic_to peanuts`` (the retraction
+    service, which records who, when and why) and writes ``allergic_to pecans``.
+
+    The mistaken fact is the subject's believed fact that ``correction_target`` picks; the
+    replacement keeps its predicate and, unless the message dates it, its start, and its
+    evidence is the correcting message's clause. With nothing to correct, a correction
+    that names its predicate is an ordinary statement and any other says nothing.
+    """
+    believed = list(
+        FactVersion.objects.filter(
+            subject=ctx.subject,
+            known_until__isnull=True,
+            retraction__isnull=True,
+            valid_until__isnull=True,
+            fact__erased_at__isnull=True,
+        )
+        .select_related("fact")
+        .order_by("fact__created_at", "known_from", "valid_from", "pk")
+    )
+    target = correction_target(correction, [(v.predicate, v.fact.value_key) for v in believed])
+    if target is None and not correction.predicate:
+        return []
+    mistaken = believed[target] if target is not None else None
+    predicate = mistaken.predicate if mistaken is not None else correction.predicate
+    start, precision = correction.valid_from, correction.valid_precision
+    if mistaken is not None and not correction.dated:
+        start, precision = mistaken.valid_from, mistaken.valid_precision
+    retraction = None
+    if mistaken is not None:
+        retraction = retraction_record(
+            project=ctx.project,
+            fact_id=mistaken.fact_id,
+            reason=f"corrected by message {observation.message_id}",
+            actor=actor,
+            request_id=request_id,
+        )
+    placing = LedgerWrite(
+        ctx.project, ctx.subject, ctx.generation, known_now(ctx.project, ctx.subject)
+    )
+    extraction = Extraction(
+        predicate=predicate,
+        cardinality=predicate_cardinality(project=ctx.project, name=predicate),
+        value=correction.value,
+        value_key=correction.value_key,
+        statement=correction.statement,
+        quote=correction.quote,
+        byte_start=correction.byte_start,
+        byte_end=correction.byte_end,
+        valid_from=start,
+        valid_precision=precision,
+    )
+    changes = apply_extraction(placing, observation, extraction)
+    placed = [fact for fact, change in changes if change in ("created", "evidence_added")]
+    if retraction is not None and placed:
+        Retraction.objects.filter(pk=retraction.pk).update(replacement=placed[0])
+    return [(fact, change, "") for fact, change in changes]  # statuses read at the end
+
+
+def _statuses_now(changes: list[tuple[Fact, str, str]]) -> list[tuple[Fact, str, str]]:
+    """Each fact's status as its latest version says, one query for all."""
+    latest: dict[object, str] = {}
+    for fact_id, status in (
+        FactVersion.objects.filter(fact__in=[fact for fact, _, _ in changes])
+        .order_by("fact_id", "seq")
+        .values_list("fact_id", "status")
+    ):
+        latest[fact_id] = status
+    return [(fact, change, latest[fact.pk]) for fact, change, _ in changes]
 
 
 def _subject_to_lock(_shape: None, *, project: int, subject: str) -> QuerySet[Subject]:
@@ -167,15 +275,6 @@ def _locked_subject(project: Project, subject_id: str) -> Subject:
         )
         subject = subjects.get(pk=created.pk)
     return subject
-
-
-def ingest_generation(project: Project) -> Generation:
-    generation, _ = Generation.objects.for_project(project).get_or_create(
-        project=project,
-        kind=Generation.Kind.INGEST,
-        extractor_version=EXTRACTOR_VERSION,
-    )
-    return generation
 
 
 # --- storing messages --------------------------------------------------------

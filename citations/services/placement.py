@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 
 from django.db.models import Q
 
-from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, extract
+from citations.extract.extractor import EXTRACTOR_VERSION, Extraction, statements
 from citations.extract.intervals import Interval
 from citations.models import (
     Evidence,
@@ -634,9 +634,9 @@ def statement_of(
     text = content.decode("utf-8")
     if authored_by:
         return text  # an authored record's message is its statement
-    for extraction in extract(text, occurred_at=observation.sent_at):
-        if (extraction.byte_start, extraction.byte_end) == (byte_start, byte_end):
-            return extraction.statement
+    found = statements(text, occurred_at=observation.sent_at).get((byte_start, byte_end))
+    if found is not None:
+        return found[0]
     raise RuntimeError(
         f"bytes {byte_start}:{byte_end} of message {observation.pk} are not a statement "
         "the extractor finds in it"
@@ -652,3 +652,13 @@ def apply_extraction(
     changes = batch.apply(observation, extraction)
     batch.flush()
     return changes
+
+
+def ingest_generation(project: Project) -> Generation:
+    """The generation the built-in extractor's current rules write into."""
+    generation, _ = Generation.objects.for_project(project).get_or_create(
+        project=project,
+        kind=Generation.Kind.INGEST,
+        extractor_version=EXTRACTOR_VERSION,
+    )
+    return generation

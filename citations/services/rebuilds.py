@@ -20,7 +20,14 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from attest.errors import AttestError, NotFound
-from citations.extract.extractor import CARDINALITY, EXTRACTOR_VERSION, Extraction, extract
+from citations.extract.extractor import (
+    CARDINALITY,
+    EXTRACTOR_VERSION,
+    Extraction,
+    Reading,
+    extract,
+    read,
+)
 from citations.models import (
     Evidence,
     EvidenceKind,
@@ -34,6 +41,7 @@ from citations.models import (
 )
 from citations.services.audit import audit_record
 from citations.services.placement import LedgerWrite, SubjectBatch
+from citations.services.predicates import predicate_cardinality
 from citations.services.tenancy import subject_get_live
 from citations.services.timeline import known_now
 
@@ -129,7 +137,8 @@ def _replay(
         if observation.role != Role.USER:
             continue
         text = bytes(observation.content).decode("utf-8")
-        for extraction in extract(text, occurred_at=observation.sent_at):
+        reading = read(text, occurred_at=observation.sent_at)
+        for extraction in (*reading.facts, *_replacements(project, observation, reading)):
             span = (observation.pk, extraction.byte_start, extraction.byte_end)
             if span not in withdrawn and keep(observation, extraction):
                 statements.append((observation, extraction))
@@ -138,6 +147,49 @@ def _replay(
     for observation, extraction in statements:
         batch.apply(observation, extraction)
     batch.flush()
+
+
+def _replacements(project: Project, observation: Observation, reading: Reading) -> list[Extraction]:
+    """The corrections' replacements, as ingest placed them, read again.
+
+    A correction ("I meant pecans, not peanuts") takes its predicate and start from the
+    fact it corrected; the replacement fact stored for its clause keeps both, so they are
+    read from there. A correction that found nothing to correct gave no fact, nor does it
+    now.
+    """
+    found = []
+    for correction in reading.corrections:
+        evidence = (
+            Evidence.objects.for_project(project)
+            .filter(
+                observation=observation,
+                byte_start=correction.byte_start,
+                byte_end=correction.byte_end,
+            )
+            .select_related("fact")
+            .order_by("created_at", "pk")
+            .first()
+        )
+        if evidence is None:
+            continue
+        first = FactVersion.objects.filter(fact=evidence.fact).order_by("seq").first()
+        assert first is not None  # a fact is written with its first version
+        predicate = evidence.fact.predicate
+        found.append(
+            Extraction(
+                predicate=predicate,
+                cardinality=predicate_cardinality(project=project, name=predicate),
+                value=correction.value,
+                value_key=correction.value_key,
+                statement=correction.statement,
+                quote=correction.quote,
+                byte_start=correction.byte_start,
+                byte_end=correction.byte_end,
+                valid_from=first.valid_from,
+                valid_precision=first.valid_precision,
+            )
+        )
+    return found
 
 
 def _timeline_order(observations: QuerySet[Observation]) -> QuerySet[Observation]:

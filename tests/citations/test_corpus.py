@@ -13,7 +13,7 @@ import pytest
 
 from citations.extract.extractor import extract
 from citations.extract.predicates import BUILTIN_NAMES, BUILTIN_PREDICATES
-from tests.citations.corpus.measure import compact_table, load, measure, table
+from tests.citations.corpus.measure import load, measure, table
 
 ROWS = load()
 SCORE = measure(ROWS)
@@ -72,19 +72,3 @@ def test_the_table_in_docs_ledger_md_is_the_current_measurement():
     start = doc.index("<!-- corpus-table -->\n") + len("<!-- corpus-table -->\n")
     published = doc[start : doc.index("\n<!-- /corpus-table -->")]
     assert published == table(SCORE), "run python -m tests.citations.corpus.measure"
-
-
-def test_the_readme_states_the_current_overall_figures():
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    assert f"corpus of {SCORE.messages} first-person messages" in readme
-    assert f"({SCORE.negatives} of them traps with no fact)" in readme
-    assert f"precision is\n{SCORE.precision():.3f} and its recall {SCORE.recall():.3f}" in readme
-
-
-def test_the_readme_table_is_the_current_measurement():
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    start = readme.index("<!-- corpus-compact -->\n") + len("<!-- corpus-compact -->\n")
-    published = readme[start : readme.index("\n<!-- /corpus-compact -->")]
-    assert published == compact_table(SCORE), (
-        "run python -m tests.citations.corpus.measure --compact"
-    )
