@@ -189,6 +189,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "billing.openapi.document_unpaid_limit",
         "attest.schema.document_contract",
+        # /mcp is a JSON-RPC view, not a DRF route: added here with its own answers.
+        "wiring.openapi.document_mcp",
         "attest.schema.name_operations",
     ],
     # Two choice sets share the field name "match": the mode asked for and the verdict given.
