@@ -54,7 +54,7 @@ class TurnDesk:
 
     The budget then lives in the database, which the fetch threads must not use: the
     request thread's connection, and any transaction it is in, is its own, and on SQLite a
-    second connection would queue behind that write lock. So a hop's thread hands its
+    second connection's write would wait behind that transaction's lock. So a hop's thread hands its
     turn to the request thread (``ask``) and waits; the request thread, waiting for the
     fetches, takes each turn as it comes (``serve``) in the shared table every other fetch
     is counted in, and hands back the answer. A hop over its site's budget is refused
@@ -107,7 +107,7 @@ def _answer(ask: _Ask) -> None:
     target, rules, reply = ask
     try:
         take_host_turn(target, rules)
-    except BaseException as exc:  # the fetch thread raises it, as if counted there
+    except Exception as exc:  # the fetch thread raises it, as if counted there
         reply.set_exception(exc)
     else:
         reply.set_result(None)
