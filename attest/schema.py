@@ -201,7 +201,9 @@ def _error_content(response: dict) -> dict | None:
         schema = response["content"][_JSON]["schema"]
     if not isinstance(schema, dict) or "error" not in schema.get("properties", {}):
         return None
-    return schema["properties"]["error"]["properties"]["code"]
+    code = schema["properties"]["error"]["properties"]["code"]
+    # A JSON-RPC error object (/mcp) has an integer code: not the envelope's to extend.
+    return code if code.get("type") == "string" else None
 
 
 def _add_error(responses: dict, status: str, code: str, description: str) -> None:
@@ -269,27 +271,39 @@ def document_contract(result: dict, generator: Any, **kwargs: Any) -> dict:
     result["servers"] = [{"url": settings.ATTEST_PUBLIC_URL, "description": "This service."}]
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            responses = operation.setdefault("responses", {})
-            for status, (code, description) in _SHARED.items():
-                _add_error(responses, status, code, description)
-            if "requestBody" in operation:
-                for status, (code, description) in _BODY.items():
-                    _add_error(responses, status, code, description)
-            limited = "429" in responses
-            for status, response in responses.items():
-                headers = response.setdefault("headers", {})
-                headers["X-Request-ID"] = _REQUEST_ID
-                if status in ("429", "503"):
-                    headers["Retry-After"] = _RETRY_AFTER
-                if limited:
-                    headers.update(_RATE_LIMIT)
-                if status == "402":
-                    headers["PAYMENT-REQUIRED"] = _PAYMENT_REQUIRED
-                if "402" in responses and status.startswith("2"):
-                    headers["PAYMENT-RESPONSE"] = _PAYMENT_RESPONSE
-                if int(status) >= 400:
-                    _examples(response)
+            document_operation(operation)
     return result
+
+
+def document_operation(operation: dict, *, body_statuses: Iterable[str] | None = None) -> None:
+    """What every route shares, added to one operation's answers; ``body_statuses``: which
+    of the body errors (400 invalid_json, 413, 415) it gives, all when it reads a body."""
+    responses = operation.setdefault("responses", {})
+    for status, (code, description) in _SHARED.items():
+        _add_error(responses, status, code, description)
+    if body_statuses is None:
+        body_statuses = _BODY if "requestBody" in operation else ()
+    for status in body_statuses:
+        code, description = _BODY[status]
+        _add_error(responses, status, code, description)
+    _document_headers(responses)
+
+
+def _document_headers(responses: dict) -> None:
+    limited = "429" in responses
+    for status, response in responses.items():
+        headers = response.setdefault("headers", {})
+        headers["X-Request-ID"] = _REQUEST_ID
+        if status in ("429", "503"):
+            headers["Retry-After"] = _RETRY_AFTER
+        if limited:
+            headers.update(_RATE_LIMIT)
+        if status == "402":
+            headers["PAYMENT-REQUIRED"] = _PAYMENT_REQUIRED
+        if "402" in responses and status.startswith("2"):
+            headers["PAYMENT-RESPONSE"] = _PAYMENT_RESPONSE
+        if int(status) >= 400:
+            _examples(response)
 
 
 # --- operation IDs (postprocessing hook) ------------------------------------------
@@ -324,6 +338,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("get", "/v1/rebuilds/{generation_id}"): "rebuild_get",
     ("post", "/v1/erasures"): "erasure_create",
     ("get", "/v1/subjects/{subject}/export"): "subject_export",
+    ("post", "/mcp"): "mcp_message",
+    ("get", "/mcp"): "mcp_stream_refused",
 }
 _HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 

@@ -111,9 +111,12 @@ DATABASES["default"].setdefault("OPTIONS", {})
 DATABASES["default"].setdefault("CONN_MAX_AGE", 600)
 DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL and a busy timeout let several gunicorn workers share the file.
+    # WAL and a busy timeout let several gunicorn workers share the file. secure_delete
+    # zeroes what a DELETE or UPDATE frees, so an erasure leaves no old text in free pages
+    # or free space inside a page (the erasure then checkpoints the WAL away).
     DATABASES["default"]["OPTIONS"].setdefault(
-        "init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+        "init_command",
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;",
     )
     DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
     DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
@@ -186,6 +189,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "billing.openapi.document_unpaid_limit",
         "attest.schema.document_contract",
+        # /mcp is a JSON-RPC view, not a DRF route: added here with its own answers.
+        "wiring.openapi.document_mcp",
         "attest.schema.name_operations",
     ],
     # Two choice sets share the field name "match": the mode asked for and the verdict given.

@@ -330,9 +330,27 @@ class FactAdmin(ReadOnlyAdmin):
     list_filter = [StatusFilter, "predicate", SubjectFilter]
     search_fields = ["=id", "value", "statement", "subject__external_id"]
     raw_id_fields = ["project", "subject", "generation"]
-    readonly_fields = ["timeline"]
+    # The model's fields, with ``functional`` shown as what it means (it read "Functional ✓").
+    fields = [
+        "id",
+        "project",
+        "subject",
+        "predicate",
+        "cardinality",
+        "value",
+        "value_key",
+        "statement",
+        "source_role",
+        "generation",
+        "created_at",
+        "erased_at",
+        "timeline",
+    ]
+    readonly_fields = ["cardinality", "timeline"]
     inlines = [FactVersionInline, EvidenceInline]
     actions = ["retract"]
+    # Newest first (index fact_newest_first): a UUID's order says nothing of time.
+    ordering = ["-created_at", "-id"]
 
     @admin.action(description="Retract the selected facts (asks why)", permissions=["change"])
     def retract(self, request, queryset):
@@ -384,6 +402,12 @@ class FactAdmin(ReadOnlyAdmin):
     @admin.display(description="status", ordering="latest_status")
     def status(self, obj: WithAnnotations[models.Fact, _LatestStatus]) -> str:
         return obj.latest_status or "—"
+
+    @admin.display(description="values at a time")
+    def cardinality(self, obj: models.Fact) -> str:
+        if obj.functional:
+            return "one (cardinality one: a new value supersedes the believed one)"
+        return "many (cardinality many: values accumulate)"
 
     @admin.display(description="timeline: valid time across, known time up")
     def timeline(self, obj: models.Fact) -> str:

@@ -234,7 +234,11 @@ class Fact(models.Model):
     objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
-        indexes = [models.Index(fields=["subject", "predicate", "value_key"])]
+        indexes = [
+            models.Index(fields=["subject", "predicate", "value_key"]),
+            # The admin lists facts newest first.
+            models.Index(fields=["-created_at", "-id"], name="fact_newest_first"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.predicate}: {self.value}"

@@ -73,6 +73,7 @@ class LogLeaf(AppendOnly):
 
     class Meta:
         verbose_name = "log leaf"
+        verbose_name_plural = "log leaves"
         indexes = [
             models.Index(
                 fields=["audit_project", "-audit_seq"],

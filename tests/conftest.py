@@ -75,15 +75,41 @@ def _transactional(request) -> bool | None:
     return False if "db" in names else None
 
 
+# PostgreSQL: the statement triggers that refuse TRUNCATE on the append-only logs (receipts
+# 0004, citations 0012), which Django's flush after a committing test runs.
+_TRUNCATE_TRIGGERS = (
+    ("receipts_logleaf", "receipts_logleaf_no_truncate"),
+    ("receipts_lognode", "receipts_lognode_no_truncate"),
+    ("citations_auditevent", "citations_auditevent_no_truncate"),
+)
+_truncate_disabled = False
+
+
 @pytest.fixture(autouse=True)
-def _log_flushable_on_sqlite(request):
-    """On SQLite, Django empties a committing test's tables with DELETE, which the
-    transparency log's append-only triggers refuse. Around that flush only (test harness,
-    never the service), the log's delete triggers are dropped and put back from their own
-    stored SQL before the next test; PostgreSQL flushes with TRUNCATE and needs none of it."""
+def _logs_flushable(request, django_db_blocker):
+    """Django empties a committing test's tables after it, which the append-only logs'
+    triggers refuse: with DELETE on SQLite, with TRUNCATE on PostgreSQL. Around that flush
+    only (test harness, never the service) the refusing triggers are set aside, and they
+    are back before the next test begins: on SQLite dropped and made again from their own
+    stored SQL, on PostgreSQL disabled and enabled again, outside any test's transaction."""
+    global _truncate_disabled
     transactional = _transactional(request)
-    if transactional is None or connection.vendor != "sqlite":
+    if transactional is None:
         yield
+        return
+    if connection.vendor == "postgresql":
+        if _truncate_disabled:
+            with django_db_blocker.unblock(), connection.cursor() as cursor:
+                for table, trigger in _TRUNCATE_TRIGGERS:
+                    cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+            _truncate_disabled = False
+        request.getfixturevalue("_django_db_helper")
+        yield
+        if transactional:
+            with connection.cursor() as cursor:
+                for table, trigger in _TRUNCATE_TRIGGERS:
+                    cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
+            _truncate_disabled = True
         return
     request.getfixturevalue("_django_db_helper")
     with connection.cursor() as cursor:

@@ -79,6 +79,7 @@ class RefusalTally(models.Model):
     last_host = models.CharField(max_length=255, blank=True)
 
     class Meta:
+        verbose_name_plural = "refusal tallies"
         ordering = ["-hour", "route", "error_code"]
         constraints = [
             models.UniqueConstraint(

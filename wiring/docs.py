@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 from django.views.decorators.http import require_safe
@@ -283,7 +283,17 @@ def page(request: HttpRequest, *, doc: DocPage) -> HttpResponse:
     return response
 
 
+@require_safe
+def without_slash(request: HttpRequest, *, to: str) -> HttpResponse:
+    """``/docs/`` and ``/docs/<page>/``: the page's own address (a JSON 404 was all it got)."""
+    query = request.META.get("QUERY_STRING", "")
+    return HttpResponsePermanentRedirect(reverse(to) + (f"?{query}" if query else ""))
+
+
 urlpatterns = [
     path("docs", index, name="docs"),
+    path("docs/", without_slash, {"to": "docs"}),
+    path("docs/api/", without_slash, {"to": "api-docs"}),
     *(path(f"docs/{doc.slug}", page, {"doc": doc}, name=doc.url_name) for doc in PAGES),
+    *(path(f"docs/{doc.slug}/", without_slash, {"to": doc.url_name}) for doc in PAGES),
 ]

@@ -32,3 +32,11 @@ def test_no_docs_example_needs_a_horizontal_scrollbar(live_server, tmp_path):
             measured += tab.evaluate("() => document.querySelectorAll('article pre').length")
             assert tab.evaluate(OVERFLOWING) == [], path
     assert measured > 40
+
+
+def test_the_landing_pages_commands_show_whole_at_a_narrow_window(live_server, tmp_path):
+    with chromium(tmp_path / "profile", viewport={"width": WIDTH, "height": 900}) as browser:
+        tab = browser.new_page()
+        assert tab.goto(f"{live_server.url}/").status == 200
+        assert tab.evaluate("() => document.querySelectorAll('pre.try').length") == 2
+        assert tab.evaluate(OVERFLOWING.replace("article pre", "pre")) == []

@@ -191,8 +191,14 @@ def test_valid_settings_start():
 @pytest.mark.django_db
 def test_every_documented_api_error_is_the_one_envelope(api):
     schema = json.loads(api.get("/v1/openapi.json").content)
-    # /healthz reports its own status body; the sample 404 is an HTML page.
-    own_bodies = {("/healthz", "503"), ("/v1/sample/missing", "404")}
+    # /healthz reports its own status body; the sample 404 is an HTML page; /mcp answers
+    # a JSON-RPC error object (400) and its 405 is the transport's.
+    own_bodies = {
+        ("/healthz", "503"),
+        ("/v1/sample/missing", "404"),
+        ("/mcp", "400"),
+        ("/mcp", "405"),
+    }
     documented = 0
     for path, operations in schema["paths"].items():
         for operation in operations.values():

@@ -120,6 +120,35 @@ def test_fact_list_shows_the_status_and_a_short_id(staff, ledger):
     assert tree.xpath("//th[@class='field-short_id']//a/text()") == [str(facts["Galway"].pk)[:8]]
 
 
+def test_fact_list_is_newest_first_whatever_the_ids(staff, ledger):
+    facts = list(_moved(ledger).values())
+    # Times that run against the IDs' order: the largest UUID is the oldest fact.
+    by_id = sorted(facts, key=lambda fact: fact.pk)
+    for minute, fact in enumerate(reversed(by_id)):
+        Fact.objects.filter(pk=fact.pk).update(
+            created_at=datetime(2026, 3, 4, 10, minute, tzinfo=UTC)
+        )
+    tree = _tree(staff.get(reverse("admin:citations_fact_changelist")))
+    listed = tree.xpath("//th[@class='field-short_id']//a/text()")
+    assert listed == [str(fact.pk)[:8] for fact in by_id]
+
+
+def test_a_facts_page_says_how_many_values_its_predicate_holds(staff, ledger):
+    facts = _moved(ledger)
+    page = _tree(staff.get(reverse("admin:citations_fact_change", args=[facts["Dublin"].pk])))
+    text = " ".join(page.text_content().split())
+    assert "Values at a time: one (cardinality one: a new value supersedes" in text
+    assert "Functional" not in text
+    page = _tree(staff.get(reverse("admin:citations_fact_change", args=[facts["sea swimming"].pk])))
+    assert "Values at a time: many (cardinality many" in " ".join(page.text_content().split())
+
+
+def test_the_admin_index_names_its_lists_in_plain_english(staff):
+    text = " ".join(_tree(staff.get(reverse("admin:index"))).text_content().split())
+    assert "Log leaves" in text and "Refusal tallies" in text
+    assert "leafs" not in text.lower() and "tallys" not in text.lower()
+
+
 # --- the audit chain -----------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 
 from citations.models import AuditEvent, Observation
 from citations.services import audit_chain_intact
@@ -149,6 +149,36 @@ def test_audit_rows_refuse_update_and_delete_in_the_database(ledger):
         events.delete()
     with pytest.raises(ValueError):
         events.first().save()
+
+
+@pytest.mark.postgres
+def test_the_audit_log_cannot_be_truncated_by_the_applications_database_user(ledger):
+    # TRUNCATE fires no row trigger: a statement trigger refuses it, for the very user and
+    # connection the service writes with.
+    ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:11:58Z"))
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        # The test's own transaction still holds the ingest's deferred foreign-key checks,
+        # which PostgreSQL refuses to truncate past: run them first, as a commit would.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("TRUNCATE citations_auditevent")
+    assert AuditEvent.objects.filter(project=ledger.project).exists()
+
+
+def test_a_delete_of_every_audit_row_is_refused(ledger):
+    # SQLite has no TRUNCATE: an unqualified DELETE is its form, and the row trigger stops
+    # it (SQLite skips its truncate shortcut on a table with triggers).
+    ledger.ingest("u", ("m1", "I like tea.", "2026-03-04T10:11:58Z"))
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("DELETE FROM citations_auditevent")
+    assert AuditEvent.objects.filter(project=ledger.project).exists()
 
 
 def test_a_body_that_is_not_json_is_audited_too(ledger):

@@ -200,6 +200,64 @@ def test_log_rows_cannot_be_changed_or_removed_in_sql(statement):
     assert LogLeaf.objects.count() == 1
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize("table", ["receipts_logleaf", "receipts_lognode"])
+def test_the_log_cannot_be_truncated_by_the_applications_database_user(table):
+    # TRUNCATE fires no row trigger: a statement trigger refuses it, for the very user
+    # and connection the service writes with.
+    issue_sample()
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(f"TRUNCATE {table}")
+    assert (LogLeaf.objects.count(), LogNode.objects.filter(level=0).count()) == (1, 1)
+
+
+_LEAF = (
+    'INSERT INTO receipts_logleaf ("index", kind, data, created_at) '
+    "VALUES (%s, 'receipt', '', CURRENT_TIMESTAMP)"
+)
+
+
+@pytest.mark.parametrize("index", [999999, 2, 0])
+def test_a_leaf_is_taken_only_at_the_next_index(index):
+    issue_sample()  # leaf 0
+    with (
+        pytest.raises(DatabaseError, match="next index"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(_LEAF, [index])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_LEAF, [1])  # the next index is taken
+    assert list(LogLeaf.objects.values_list("index", flat=True)) == [0, 1]
+
+
+@pytest.mark.parametrize(("level", "index"), [(0, 5), (1, 3), (0, 0)])
+def test_a_subtree_hash_is_taken_only_at_its_levels_next_index(level, index):
+    issue_sample()  # node 0/0
+    with (
+        pytest.raises(DatabaseError, match="next index"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            'INSERT INTO receipts_lognode (level, "index", hash) VALUES (%s, %s, %s)',
+            [level, index, bytes(32)],
+        )
+    assert LogNode.objects.count() == 1
+
+
+def test_appends_still_fill_every_index_and_level_in_order():
+    for _ in range(5):
+        issue_sample()
+    assert list(LogLeaf.objects.values_list("index", flat=True)) == [0, 1, 2, 3, 4]
+    nodes = set(LogNode.objects.values_list("level", "index"))
+    assert nodes == {(0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (1, 0), (1, 1), (2, 0)}
+
+
 def test_admin_lists_the_log_read_only(client):
     issue_sample()
     admin = User.objects.create_superuser("root", "root@example.org", "pw")

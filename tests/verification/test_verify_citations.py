@@ -405,12 +405,14 @@ def test_robots_met_at_a_redirect_refuses_the_batch_uncharged(api, pages, two_pa
     assert Verification.objects.get().error_code == "robots_disallowed"
 
 
-def test_a_redirect_inside_a_batch_takes_a_turn_of_its_sites_budget(
+def test_a_redirect_inside_a_batch_takes_a_turn_of_its_sites_budget_before_it_is_fetched(
     api, pages, two_pages, second_site, settings
 ):
     # A batch's pages are fetched in threads, which cannot use the database: without Redis
     # (the counts in attest_ratecount) a redirect hop met there went uncounted, so a batch
-    # could fetch a site past its budget, and again on every call.
+    # could fetch a site past its budget, and again on every call; then it was counted
+    # once the fetches ended, after the site had been fetched past its budget. The second
+    # site is the canary: once over budget it must see no request at all.
     settings.ATTEST_HOST_RATE = "2/h"
     article, _ = two_pages
     second_site.routes["/article"] = page(ARTICLE)
@@ -427,6 +429,7 @@ def test_a_redirect_inside_a_batch_takes_a_turn_of_its_sites_budget(
     assert 0 < int(response["Retry-After"]) <= 3600
     assert LocalTransfer.objects.count() == 2  # the direct calls', not the batch's
     assert PaymentClaim.objects.filter(outcome="rate_limited").count() == 1
+    assert second_site.paths().count("/article") == 2  # the direct calls' fetches only
 
 
 def test_a_redirect_to_a_dead_host_is_a_dead_page_result(api, pages, dns_server):

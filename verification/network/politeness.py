@@ -9,15 +9,17 @@ Before payment the budget is only looked at: an origin with none left is refused
 ``rate_limited`` (``details.reason`` ``host_rate_limited``). Each page fetch and redirect
 hop takes one turn; a turn that is not there after payment fails the whole call, not
 charged. robots.txt fetches take none. Without Redis a hop met in a batch's fetch thread
-is counted by the request thread once the fetches end (the threads cannot use the
-database), so the site may see that one batch's hops past its budget, never more.
+is counted by the request thread before the hop is fetched (the fetch threads must not use
+the database; ``TurnDesk``), so a site over its budget sees no request, as with Redis.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import queue
 import threading
+from concurrent.futures import Future
 
 from django.conf import settings
 from protego import Protego
@@ -46,40 +48,76 @@ class HostRateLimited(RateLimited):
     message = "Attest has fetched this site as often as it allows itself to for now."
 
 
-class DeferredTurns:
-    """The redirect hops a batch's fetch threads met while the budget lives in the database
-    (no Redis), which those threads cannot use: each hop's turn is taken by the request
-    thread once the fetches end (``take``), counted in the same shared table as every
-    other fetch. A hop over its site's budget then fails the call (429
-    ``host_rate_limited``, not charged), as it does when counted before the hop."""
+class TurnDesk:
+    """Where a batch's fetch threads, without Redis, have a redirect hop's turn taken before
+    the hop is fetched.
+
+    The budget then lives in the database, which the fetch threads must not use: the
+    request thread's connection, and any transaction it is in, is its own, and on SQLite a
+    second connection's write would wait behind that transaction's lock. So a hop's thread hands its
+    turn to the request thread (``ask``) and waits; the request thread, waiting for the
+    fetches, takes each turn as it comes (``serve``) in the shared table every other fetch
+    is counted in, and hands back the answer. A hop over its site's budget is refused
+    before any request reaches the site (429 ``host_rate_limited``, the call not charged).
+    """
 
     def __init__(self) -> None:
-        self._hops: list[tuple[Target, tuple[str, str]]] = []
+        # An ask, or None when a fetch ends (it wakes ``serve`` to look again).
+        self._asks: queue.SimpleQueue[_Ask | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._open = True
 
-    def add(self, target: Target, rules: tuple[str, str]) -> None:
+    def ask(self, target: Target, rules: tuple[str, str]) -> None:
+        """From a fetch thread: the hop's turn, taken by the request thread; raises
+        HostRateLimited when the site has none left."""
+        reply: Future[None] = Future()
         with self._lock:
-            self._hops.append((target, rules))
+            if not self._open:
+                raise RuntimeError("the call ended before this redirect hop's turn was taken")
+            self._asks.put((target, rules, reply))
+        reply.result()
 
-    def take(self) -> None:
-        """Take every deferred turn, once; the first refusal is raised after all are taken."""
+    def serve(self, fetches: list[Future]) -> None:
+        """In the request thread: take the fetch threads' turns until every fetch has ended."""
+        for fetch in fetches:
+            fetch.add_done_callback(lambda _: self._asks.put(None))
+        while not all(fetch.done() for fetch in fetches):
+            ask = self._asks.get()
+            if ask is not None:
+                _answer(ask)
+
+    def close(self) -> None:
+        """No turn is taken after this: an ask still waiting, or made later, is refused, so
+        no fetch thread waits for a request thread that has left (on an error)."""
         with self._lock:
-            hops, self._hops = self._hops, []
-        refused: HostRateLimited | None = None
-        for target, rules in hops:
+            self._open = False
+        while True:
             try:
-                take_host_turn(target, rules)
-            except HostRateLimited as exc:
-                refused = refused or exc
-        if refused is not None:
-            raise refused
+                ask = self._asks.get_nowait()
+            except queue.Empty:
+                return
+            if ask is not None:
+                ask[2].set_exception(RuntimeError("the call ended before this hop's turn"))
 
 
-def mark_fetch_thread(deferred: DeferredTurns | None = None) -> None:
+_Ask = tuple[Target, tuple[str, str], "Future[None]"]
+
+
+def _answer(ask: _Ask) -> None:
+    target, rules, reply = ask
+    try:
+        take_host_turn(target, rules)
+    except Exception as exc:  # the fetch thread raises it, as if counted there
+        reply.set_exception(exc)
+    else:
+        reply.set_result(None)
+
+
+def mark_fetch_thread(desk: TurnDesk | None = None) -> None:
     """A fetch pool's initializer: this thread must not use the database; the hops it
-    cannot count go to ``deferred``."""
+    cannot count are counted through ``desk``."""
     _thread.fetch = True
-    _thread.deferred = deferred
+    _thread.desk = desk
 
 
 def in_fetch_thread() -> bool:
@@ -175,16 +213,16 @@ def hop_checks(target: Target) -> None:
 
     A hop met inside a fetch thread (a batch's pages are fetched at once) cannot use the
     database: without Redis its robots.txt comes from this process's cache and its turn
-    is taken by the request thread once the fetches end (DeferredTurns).
+    is taken by the request thread before the hop is fetched (TurnDesk).
     """
     threaded = in_fetch_thread()
     rules = rules_for([target], in_thread=threaded)[target.parsed.origin]
     if not allowed_by(rules, target):
         raise RobotsDisallowed(details={"url": target.url})
     if threaded and not in_redis():
-        deferred = getattr(_thread, "deferred", None)
-        if deferred is None:
-            raise RuntimeError("a fetch thread without Redis needs DeferredTurns")
-        deferred.add(target, rules)
+        desk = getattr(_thread, "desk", None)
+        if desk is None:
+            raise RuntimeError("a fetch thread without Redis needs a TurnDesk")
+        desk.ask(target, rules)
         return
     take_host_turn(target, rules)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard, TypeVar
 
@@ -20,8 +19,7 @@ from verification.engine.doi import doi_named_by_link
 from verification.engine.match import MatchResult, MatchTooCostly, Mode, WorkBudget, match_quote
 from verification.network.fetch import FetchResult, Target, fetch
 from verification.network.politeness import (
-    DeferredTurns,
-    HostRateLimited,
+    TurnDesk,
     hop_checks,
     mark_fetch_thread,
     take_host_turns,
@@ -119,27 +117,28 @@ def fetch_all(
     touches the database. ``meanwhile`` runs in the calling thread while they fetch
     (the Crossref lookups of the DOIs the cited links name). The first error raised
     by any fetch is raised here.
+
+    Without Redis the calling thread also takes the turns of the threads' redirect hops
+    (TurnDesk), before each hop is fetched; a hop met while ``meanwhile`` runs waits for
+    it (the lookups end within their 15 s deadline, inside the fetch's 20 s).
     """
     if len(fetchers) == 1 and meanwhile is None:
         return [fetchers[0]()]
-    deferred = DeferredTurns()  # the redirect hops the threads could not count
-    try:
-        with ThreadPoolExecutor(
-            max_workers=len(fetchers),
-            thread_name_prefix="fetch",
-            initializer=mark_fetch_thread,
-            initargs=(deferred,),
-        ) as pool:
+    desk = TurnDesk()  # the redirect hops the threads cannot count themselves
+    with ThreadPoolExecutor(
+        max_workers=len(fetchers),
+        thread_name_prefix="fetch",
+        initializer=mark_fetch_thread,
+        initargs=(desk,),
+    ) as pool:
+        try:
             futures = [pool.submit(fetcher) for fetcher in fetchers]
             if meanwhile is not None:
                 meanwhile()
-            results = [future.result() for future in futures]
-    except BaseException:
-        with suppress(HostRateLimited):  # the first error stands; the hops still count
-            deferred.take()
-        raise
-    deferred.take()
-    return results
+            desk.serve(futures)
+            return [future.result() for future in futures]
+        finally:
+            desk.close()
 
 
 def fetch_and_look_up(

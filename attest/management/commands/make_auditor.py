@@ -37,12 +37,14 @@ class Command(BaseCommand):
         if not user.is_staff:
             raise CommandError(
                 f"{username} is not a staff user, so could not open the admin: "
-                "set is_staff first (createsuperuser makes staff users)."
+                f"make them staff first (manage.py make_staff {username})."
             )
         if user.is_superuser:
             raise CommandError(
                 f"{username} is a superuser: every permission is theirs whatever their "
-                "groups, so the auditors group would not stop them changing anything."
+                "groups, so the auditors group would not stop them changing anything. "
+                "Make a staff user who is not a superuser for auditing instead "
+                "(manage.py make_staff NAME), then run make_auditor NAME."
             )
         if member:
             self.stdout.write(f"{username} is already an auditor; nothing changed.")
