@@ -34,6 +34,8 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 
 from tests.clients.conftest import QUOTE
 from tests.verification.conftest import redirect
+from wiring.mcp.tools import BY_NAME
+from wiring.mcp.views import price_sentence
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -138,7 +140,9 @@ def test_an_unpaid_priced_call_is_x402s_payment_required_tool_error(service):
     assert result.isError is True
     offer = _extract_payment_required_from_object(result.structuredContent)
     assert offer is not None and offer.accepts  # what x402's MCP client reads
-    api_error = json.loads(result.content[1].text)["error"]
+    assert result.content[1].text == price_sentence(BY_NAME["verify_quote"])
+    assert "$0.01" in result.content[1].text and "POST /v1/credits" in result.content[1].text
+    api_error = json.loads(result.content[2].text)["error"]
     assert (api_error["code"], api_error["details"]["reason"]) == (
         "payment_required",
         "payment_required",  # the service's trial is off: no trial was on offer
@@ -227,7 +231,7 @@ def test_the_same_payment_on_the_same_arguments_gets_the_stored_answer(service, 
     assert again.content[0].text == first.content[0].text  # the stored bytes
     assert again.meta[MCP_PAYMENT_RESPONSE_META_KEY]["success"] is True
     assert other.isError is True  # the same payment on other arguments: already used
-    assert json.loads(other.content[1].text)["error"]["details"]["reason"] == (
+    assert json.loads(other.content[2].text)["error"]["details"]["reason"] == (
         "payment_already_used"
     )
 
