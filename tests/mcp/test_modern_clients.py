@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -50,6 +51,7 @@ def report(service) -> dict:
         "ATTEST_CREDENTIAL": service.credential,
         "ARTICLE": service.article,
         "QUOTE": QUOTE,
+        "ATTEST_PYTHON": sys.executable,
     }
     drive = Path(__file__).parent / "modern" / "drive.py"
     landed = service.facilitator.landed
@@ -141,7 +143,7 @@ def test_a_free_tool_answers_as_its_route(report, service):
 def test_the_2x_client_pays_every_priced_tool_through_meta(report):
     paid = report["modern"]["paid"]
     assert set(paid) == {"verify_quote", "verify_quotes", "verify_citations", "fetch_page"}
-    assert report["charged"] == 4
+    assert report["charged"] == 4 + 2  # and one call in each stdio mode below
     for name, calls in paid.items():
         offer, answer = calls["offer"], calls["paid"]
         # The 2.x client does not advertise org.x402/payment: the tool-result binding.
@@ -176,6 +178,18 @@ def test_auto_mode_picks_the_modern_era(report):
     assert (auto["discovered"], auto["initialized"]) == (True, False)
     assert auto["tools"] == FREE
     assert auto["check_receipt"]["is_error"] is False
+
+
+def test_attest_mcp_over_stdio_serves_the_2x_client_in_both_modes_and_pays(report):
+    """`attest mcp` forwards whatever the client speaks: a modern client's discover and
+    _meta, the auto probe, each paid with ATTEST_PAYER_KEY."""
+    for mode, seen in report["stdio"].items():
+        assert (seen["protocol_version"], seen["discovered"]) == (VERSION, True), mode
+        assert seen["tools"] == ORDER, mode  # ATTEST_CREDENTIAL adds the ledger's tools
+        paid = seen["paid"]
+        assert paid["is_error"] is False and paid["structured"]["tier"] == "paid", paid["texts"]
+        assert paid["meta"][MCP_PAYMENT_RESPONSE_META_KEY]["success"] is True
+        assert seen["recall"]["structured"]["facts"] == []
 
 
 # ---- raw 2026-07-28 requests ------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 from eth_account import Account
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -64,7 +64,7 @@ async def _pay(client: Client, payer: x402Client, name: str, arguments: dict) ->
 
 async def _ledger(client: Client) -> dict[str, Any]:
     message = {
-        "id": "m1",
+        "id": "modern-1",
         "role": "user",
         "text": "I moved to Lisbon in May.",
         "occurred_at": "2026-05-04T10:11:58Z",
@@ -141,8 +141,32 @@ async def auto() -> dict[str, Any]:
         }
 
 
+async def stdio(payer_key: str) -> dict[str, Any]:
+    """`attest mcp` (the service's venv) as a stdio server for the 2.x client, both modes."""
+    env = {**os.environ, "ATTEST_PAYER_KEY": payer_key}
+    server = StdioServerParameters(
+        command=os.environ["ATTEST_PYTHON"], args=["-m", "attest_client", "mcp"], env=env
+    )
+    out: dict[str, Any] = {}
+    for mode in ("2026-07-28", "auto"):
+        async with Client(server, mode=mode, cache=None) as client:
+            name, arguments = _priced_calls()["verify_quote"]
+            out[mode] = {
+                "protocol_version": client.protocol_version,
+                "discovered": client.session.discover_result is not None,
+                "tools": [tool.name for tool in (await client.list_tools()).tools],
+                "paid": _result(await client.call_tool(name, arguments)),
+                "recall": _result(await client.call_tool("recall_facts", {"subject": "nobody"})),
+            }
+    return out
+
+
 async def main() -> None:
-    report = {"modern": await modern(sys.argv[1]), "auto": await auto()}
+    report = {
+        "modern": await modern(sys.argv[1]),
+        "auto": await auto(),
+        "stdio": await stdio(sys.argv[1]),
+    }
     print(json.dumps(report))
 
 
