@@ -34,7 +34,7 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 
 from tests.clients.conftest import QUOTE
 from tests.verification.conftest import redirect
-from wiring.mcp.tools import BY_NAME
+from wiring.mcp.tools import BY_NAME, TOOLS
 from wiring.mcp.views import price_sentence
 
 pytestmark = pytest.mark.timeout(600)
@@ -84,12 +84,24 @@ def test_tools_are_listed_with_their_routes_schemas(service):
         async with session(service.url) as mcp:
             tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
         async with session(service.url, service.credential) as mcp:
-            with_credential = {tool.name for tool in (await mcp.list_tools()).tools}
+            with_credential = (await mcp.list_tools()).tools
         return tools, with_credential
 
     tools, with_credential = run(test)
     assert set(tools) == FREE_TOOLS  # the ledger's tools are absent without a credential
-    assert with_credential == FREE_TOOLS | LEDGER_TOOLS
+    assert [tool.name for tool in with_credential] == [tool.name for tool in TOOLS]  # in order
+    hints = {tool.name: tool.annotations for tool in with_credential}
+    assert [name for name, hint in hints.items() if hint.destructiveHint] == ["retract_fact"]
+    assert {name for name, hint in hints.items() if hint.openWorldHint} == FREE_TOOLS - {
+        "check_receipt"
+    }
+    assert {name for name, hint in hints.items() if hint.readOnlyHint} == {
+        "check_receipt",
+        "recall_facts",
+        "resolve_fact",
+        "list_facts",
+    }
+    assert all(tool.title and tool.outputSchema for tool in with_credential)
     schema = tools["verify_quote"].inputSchema
     assert {"url", "quote"} <= set(schema["required"])
     assert schema["properties"]["threshold"]["maximum"] == 1.0  # the serializer's bound

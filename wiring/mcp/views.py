@@ -97,7 +97,7 @@ def _initialize(message: Message, request: HttpRequest) -> dict[str, Any]:
     result = types.InitializeResult(
         protocolVersion=version,
         capabilities=types.ServerCapabilities(tools=types.ToolsCapability(listChanged=False)),
-        serverInfo=types.Implementation(**SERVER),
+        serverInfo=types.Implementation.model_validate(SERVER),
         instructions=INSTRUCTIONS,
     )
     dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -292,7 +292,8 @@ def _with_retry_after(body: Any, response: HttpResponse) -> Any:
     error = body.get("error") if isinstance(body, dict) else None
     if seconds is None or not isinstance(error, dict):
         return body
-    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    details = error.get("details")
+    details = details if isinstance(details, dict) else {}
     whole = Decimal(str(seconds)).to_integral_value(rounding="ROUND_CEILING")
     return {**body, "error": {**error, "details": {**details, "retry_after": int(whole)}}}
 

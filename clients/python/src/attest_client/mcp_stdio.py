@@ -80,8 +80,8 @@ class Forwarder:
             headers["Authorization"] = f"Bearer {self.credential}"
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             return headers
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        params = _object(message.get("params"))
+        meta = _object(params.get("_meta"))
         version = meta.get(PROTOCOL_VERSION_KEY)
         if isinstance(version, str):  # a 2026-07-28 message mirrors itself in headers
             headers["MCP-Protocol-Version"] = version
@@ -143,6 +143,10 @@ class Forwarder:
         if self._payer is not None and message.get("method") == "tools/call" and unpaid and offer:
             return self._paid(message, offer)
         return answer
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _report_bad_key(made: Future[Payer]) -> None:
