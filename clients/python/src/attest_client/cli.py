@@ -260,9 +260,10 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "mcp",
         help="serve the service's MCP tools over stdio, forwarded to $ATTEST_URL/mcp",
-        description="Serve Attest's MCP tools over stdio for a local MCP client, each call "
-        "forwarded to the service's /mcp; ATTEST_PAYER_KEY pays priced tools through the "
-        "x402 SDK's MCP client, ATTEST_CREDENTIAL adds the ledger's tools.",
+        description="Serve Attest's MCP tools over stdio for a local MCP client, each "
+        "JSON-RPC message forwarded to the service's /mcp as it came (any MCP revision the "
+        "service speaks); ATTEST_PAYER_KEY pays priced tools' x402 offers with the x402 SDK, "
+        "ATTEST_CREDENTIAL is sent as Authorization: Bearer (the ledger's tools).",
     )
     commands.add_parser(
         "check",
@@ -303,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return monitor.main(argv[1:], prog="attest monitor")
     args = _parser().parse_args(argv)
     if args.command == "mcp":
-        from attest_client import mcp_stdio  # the MCP SDK loads only for this command
+        from attest_client import mcp_stdio
 
         return mcp_stdio.run(
             args.service_url or os.environ.get("ATTEST_URL") or DEFAULT_URL,
