@@ -16,11 +16,12 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attest_client import check
-from attest_client.client import Attest
 from attest_client.errors import AttestError
+
+if TYPE_CHECKING:
+    from attest_client.client import Attest
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 EXIT_ANSWER = 0
@@ -281,6 +282,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _client(args: argparse.Namespace) -> Attest:
+    from attest_client.client import Attest  # with the checker: not loaded for `attest mcp`
+
     return Attest(
         args.service_url or os.environ.get("ATTEST_URL") or DEFAULT_URL,
         payer_key=os.environ.get("ATTEST_PAYER_KEY") or None,
@@ -297,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `attest check` is the offline checker, whose own parser takes the rest.
     if argv[:1] == ["check"]:
+        from attest_client import check
+
         return check.main(argv[1:], prog="attest check")
     if argv[:1] == ["monitor"]:
         from attest_client import monitor
