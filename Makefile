@@ -94,7 +94,16 @@ run: migrate
 worker: migrate
 	$(BIN)/python manage.py db_worker
 
-test: test-deps
+# The MCP tests also drive the service with the official SDK's 2.x client (MCP 2026-07-28),
+# which cannot share .venv with the service's mcp 1.x: it gets a venv of its own, reinstalled
+# only when its pins change (tests/mcp/conftest.py finds it here).
+MCP2_VENV := .venv-mcp2
+$(MCP2_VENV)/.installed: tests/mcp/modern/requirements.txt | $(BIN)/uv
+	$(BIN)/uv venv --quiet --allow-existing --python $(BIN)/python $(MCP2_VENV)
+	$(BIN)/uv pip install --quiet --python $(MCP2_VENV)/bin/python -r tests/mcp/modern/requirements.txt
+	touch $@
+
+test: test-deps $(MCP2_VENV)/.installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install
@@ -118,4 +127,4 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) var/attest.sqlite3* .pytest_cache
+	rm -rf $(VENV) $(MCP2_VENV) var/attest.sqlite3* .pytest_cache

@@ -14,7 +14,7 @@ from radon.complexity import cc_visit
 
 LIMIT = 20
 ROOT = Path(__file__).resolve().parent.parent
-SKIPPED_DIRS = {".venv", "tests", "migrations", "var", "node_modules", "build"}
+SKIPPED_DIRS = {".venv", ".venv-mcp2", "tests", "migrations", "var", "node_modules", "build"}
 # Where an exception may be made (the matcher's innermost loops).
 EXCEPTIONS_ALLOWED_IN = {
     "verification/engine/match.py",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import re
 import secrets
@@ -198,11 +199,12 @@ def run(examples: int, seed: int | None) -> int:
         }
         done = subprocess.run(command, cwd=work, env={**env, **hooks})
         print(f"schemathesis: exit {done.returncode} in {time.monotonic() - started:.0f} s")
+        mcp_failures = fuzz_mcp(base, token, seed=seed, cases=examples * 40)
         print(answers_seen((work / "server.log").read_text(errors="replace")))
-        if done.returncode != 0:
+        if done.returncode != 0 or mcp_failures:
             log = (work / "server.log").read_text(errors="replace")
             print("--- the service's log (last 4000 characters) ---\n" + log[-4000:])
-        return done.returncode
+        return done.returncode or int(bool(mcp_failures))
     finally:
         if server is not None:
             server.terminate()
@@ -211,6 +213,178 @@ def run(examples: int, seed: int | None) -> int:
         redis.wait(timeout=30)
         psql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
         shutil.rmtree(work, ignore_errors=True)
+
+
+# ---- /mcp: JSON-RPC of both MCP eras, well-formed and not ---------------------------------
+# Self-contained (schemathesis sees /mcp only as one POST): seeded cases of every shape a
+# client of MCP 2026-07-28 or of the handshake era sends, the malformed JSON-RPC a hostile
+# caller sends, and tool arguments with lone surrogates, invalid UTF-8 and odd path values.
+# Every answer must be JSON-RPC (or a notification's empty 202), and none may be a 5xx.
+
+MCP_TOOLS = (
+    *("verify_quote", "verify_quotes", "verify_citations", "fetch_page", "check_receipt"),
+    *("ingest_messages", "recall_facts", "resolve_fact", "record_fact", "retract_fact"),
+    "list_facts",
+)
+MCP_ERROR_CODES = {-32700, -32600, -32601, -32602, -32020, -32022}
+
+
+def _mcp_value(rng, depth: int = 0):
+    """A JSON value of any shape, text with lone surrogates and emoji included."""
+    texts = ["", "x", "\udfff", "a\ud800b", "\N{GRINNING FACE}", "/", "../..", "%2F", "\x00"]
+    choice = rng.randrange(9 if depth < 3 else 6)
+    if choice == 0:
+        return rng.choice([None, True, False])
+    if choice == 1:
+        return rng.choice([0, -1, 2**63, 1.5, 1e308])
+    if choice in (2, 3, 4, 5):
+        return rng.choice(texts) + rng.choice(texts)
+    if choice in (6, 7):
+        return {
+            rng.choice([*texts, "url", "quote", "fact_id", "status", "subject"]): _mcp_value(
+                rng, depth + 1
+            )
+            for _ in range(rng.randrange(4))
+        }
+    return [_mcp_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+
+
+def _mcp_case(rng, token: str) -> tuple[bytes, dict[str, str]]:
+    """One POST body and its headers: a modern or handshake-era request, or garbage."""
+    method = rng.choice(
+        [
+            "tools/call",
+            "tools/list",
+            "server/discover",
+            "initialize",
+            "ping",
+            "nope",
+            "notifications/initialized",
+        ]
+    )
+    params: dict = {}
+    if method == "tools/call":
+        params = {"name": rng.choice([*MCP_TOOLS, "nope", "\udfff"]), "arguments": _mcp_value(rng)}
+        if not isinstance(params["arguments"], dict) and rng.random() < 0.7:
+            params["arguments"] = {
+                "fact_id": _mcp_value(rng),
+                "url": _mcp_value(rng),
+                "status": _mcp_value(rng),
+            }
+    if method == "initialize":
+        params = {
+            "protocolVersion": rng.choice(["2025-11-25", "2025-06-18", "2025-03-26", "1999-01-01"]),
+            "capabilities": {},
+            "clientInfo": {"name": "fuzz", "version": "1"},
+        }
+    headers = {"Content-Type": "application/json"}
+    if rng.random() < 0.5:  # a 2026-07-28 request: _meta envelope and mirrored headers
+        version = rng.choice(["2026-07-28", "2026-07-28", "2027-01-01", "2025-11-25"])
+        capabilities = rng.choice([{}, {"extensions": {"org.x402/payment": {}}}, "x", None])
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        }
+        if rng.random() < 0.2:
+            meta.pop(rng.choice(list(meta)))
+        if rng.random() < 0.2:
+            meta["traceparent"] = rng.choice(
+                ["00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01", "\udfff", 7]
+            )
+        params["_meta"] = meta
+        headers["MCP-Protocol-Version"] = rng.choice([version, version, "2026-07-28", "x"])
+        headers["Mcp-Method"] = rng.choice([method, method, "tools/list"])
+        if "name" in params:
+            name = params["name"]
+            headers["Mcp-Name"] = rng.choice(
+                [name if name.isascii() else "=?base64?eA==?=", "=?base64?!!?=", "other"]
+            )
+    elif rng.random() < 0.3:
+        headers["MCP-Protocol-Version"] = rng.choice(["2025-11-25", "2024-11-05", "9999"])
+    if rng.random() < 0.5:
+        headers["Authorization"] = f"Bearer {token}"
+    message: dict = {
+        "jsonrpc": "2.0",
+        "id": rng.choice([1, "a", 2**40]),
+        "method": method,
+        "params": params,
+    }
+    if method.startswith("notifications/"):
+        message.pop("id")
+    shape = rng.randrange(12)
+    if shape == 0:
+        message["id"] = rng.choice([None, 1.5, {}, [], True])
+    elif shape == 1:
+        message["jsonrpc"] = rng.choice(["1.0", 2, None])
+    elif shape == 2:
+        message["method"] = rng.choice([["tools/list"], 5, None])
+    elif shape == 3:
+        message.pop("method")
+    elif shape == 4:
+        message["params"] = rng.choice([[1], "x", 3])
+    body = json.dumps(message).encode()
+    garbage = rng.randrange(12)
+    if garbage == 0:
+        body = rng.choice(
+            [
+                b"",
+                b"{",
+                b"[]",
+                b"null",
+                b'"x"',
+                b"42",
+                b"\xff\xfe",
+                b"[" * 5000,
+                json.dumps([message]).encode(),
+            ]
+        )
+    elif garbage == 1:
+        body = body.replace(b'"2.0"', b'"2.0\xff"')  # not UTF-8
+    return body, headers
+
+
+def fuzz_mcp(base: str, token: str, *, seed: int | None, cases: int) -> list[str]:
+    """Post ``cases`` seeded messages to ``base``/mcp; the failures, each described."""
+    import random
+
+    seed = seed if seed is not None else secrets.randbits(64)
+    rng = random.Random(seed)
+    failures: list[str] = []
+    tally: collections.Counter = collections.Counter()
+    with httpx.Client(timeout=60, trust_env=False) as http:
+        for _ in range(cases):
+            body, headers = _mcp_case(rng, token)
+            answer = http.post(f"{base}/mcp", content=body, headers=headers)
+            tally[answer.status_code] += 1
+            problem = _mcp_problem(answer)
+            if problem:
+                failures.append(f"{problem}: {body[:200]!r} {headers}")
+    print(f"/mcp fuzz (seed {seed}): {cases} cases, statuses {dict(sorted(tally.items()))}")
+    for failure in failures[:20]:
+        print("  /mcp FAILED", failure)
+    return failures
+
+
+def _mcp_problem(answer: httpx.Response) -> str | None:
+    if answer.status_code >= 500:
+        return f"HTTP {answer.status_code}"
+    if answer.status_code == 202:
+        return None if not answer.content else "202 with a body"
+    try:
+        body = answer.json()
+    except ValueError:
+        return f"HTTP {answer.status_code} is not JSON"
+    if (
+        not isinstance(body, dict)
+        or body.get("jsonrpc") != "2.0"
+        or ("result" in body) == ("error" in body)
+    ):
+        return "not a JSON-RPC response"
+    if "error" in body and body["error"].get("code") not in MCP_ERROR_CODES:
+        return f"unexpected error code {body['error'].get('code')}"
+    if "error" in body and answer.status_code == 200 and body["error"]["code"] in (-32700, -32600):
+        return "a malformed message answered 200"
+    return None
 
 
 def main() -> int:

@@ -34,6 +34,8 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 
 from tests.clients.conftest import QUOTE
 from tests.verification.conftest import redirect
+from wiring.mcp.tools import BY_NAME, TOOLS
+from wiring.mcp.views import price_sentence
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -82,12 +84,24 @@ def test_tools_are_listed_with_their_routes_schemas(service):
         async with session(service.url) as mcp:
             tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
         async with session(service.url, service.credential) as mcp:
-            with_credential = {tool.name for tool in (await mcp.list_tools()).tools}
+            with_credential = (await mcp.list_tools()).tools
         return tools, with_credential
 
     tools, with_credential = run(test)
     assert set(tools) == FREE_TOOLS  # the ledger's tools are absent without a credential
-    assert with_credential == FREE_TOOLS | LEDGER_TOOLS
+    assert [tool.name for tool in with_credential] == [tool.name for tool in TOOLS]  # in order
+    hints = {tool.name: tool.annotations for tool in with_credential}
+    assert [name for name, hint in hints.items() if hint.destructiveHint] == ["retract_fact"]
+    assert {name for name, hint in hints.items() if hint.openWorldHint} == FREE_TOOLS - {
+        "check_receipt"
+    }
+    assert {name for name, hint in hints.items() if hint.readOnlyHint} == {
+        "check_receipt",
+        "recall_facts",
+        "resolve_fact",
+        "list_facts",
+    }
+    assert all(tool.title and tool.outputSchema for tool in with_credential)
     schema = tools["verify_quote"].inputSchema
     assert {"url", "quote"} <= set(schema["required"])
     assert schema["properties"]["threshold"]["maximum"] == 1.0  # the serializer's bound
@@ -138,7 +152,9 @@ def test_an_unpaid_priced_call_is_x402s_payment_required_tool_error(service):
     assert result.isError is True
     offer = _extract_payment_required_from_object(result.structuredContent)
     assert offer is not None and offer.accepts  # what x402's MCP client reads
-    api_error = json.loads(result.content[1].text)["error"]
+    assert result.content[1].text == price_sentence(BY_NAME["verify_quote"])
+    assert "$0.01" in result.content[1].text and "POST /v1/credits" in result.content[1].text
+    api_error = json.loads(result.content[2].text)["error"]
     assert (api_error["code"], api_error["details"]["reason"]) == (
         "payment_required",
         "payment_required",  # the service's trial is off: no trial was on offer
@@ -227,7 +243,7 @@ def test_the_same_payment_on_the_same_arguments_gets_the_stored_answer(service, 
     assert again.content[0].text == first.content[0].text  # the stored bytes
     assert again.meta[MCP_PAYMENT_RESPONSE_META_KEY]["success"] is True
     assert other.isError is True  # the same payment on other arguments: already used
-    assert json.loads(other.content[1].text)["error"]["details"]["reason"] == (
+    assert json.loads(other.content[2].text)["error"]["details"]["reason"] == (
         "payment_already_used"
     )
 

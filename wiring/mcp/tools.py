@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,20 +29,36 @@ _PAID = (
 
 
 @dataclass(frozen=True)
+class Hints:
+    """MCP tool annotations, as true of the tool. A priced call is not read-only (it moves
+    money and appends a receipt to the transparency log) nor idempotent (a new payment is a
+    new charge); `open_world` marks the tools that fetch pages from the web."""
+
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+_PRICED_WEB = Hints(read_only=False, open_world=True)
+_READ = Hints(read_only=True, idempotent=True)
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     method: str  # the route's HTTP method
     path: str  # the route's path; {fact_id} is taken from the arguments
     description: str
+    hints: Hints
     ledger: bool = False  # needs `Authorization: Bearer <credential>` on the MCP request
+    priced: str | None = None  # the route's name in billing's price list
 
-    def path_for(self, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The route's path with its path parameters filled, and the remaining arguments."""
-        if "{fact_id}" not in self.path:
-            return self.path, arguments
-        rest = dict(arguments)
-        fact_id = rest.pop("fact_id", "")
-        return self.path.replace("{fact_id}", str(fact_id) or "-"), rest
+    @property
+    def path_parameter(self) -> str | None:
+        """The one path parameter the route takes, if any (``fact_id``)."""
+        found = re.search(r"\{(\w+)\}", self.path)
+        return found.group(1) if found else None
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -53,6 +70,8 @@ TOOLS: tuple[Tool, ...] = (
         "quoting a source: it fetches the page, says what kind of page came back, and "
         "whether the quote is on it (`exact`, `fuzzy` with a score, or `none`), with "
         "offsets, context and a signed receipt." + _CONTENT_KIND + _PAID,
+        hints=_PRICED_WEB,
+        priced="verify/quote",
     ),
     Tool(
         "verify_quotes",
@@ -60,6 +79,8 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/verify/quotes",
         "Check several quotes against the same page in one call (one fetch). Prefer it to "
         "repeated verify_quote calls on one URL." + _CONTENT_KIND + _PAID,
+        hints=_PRICED_WEB,
+        priced="verify/quotes",
     ),
     Tool(
         "verify_citations",
@@ -68,6 +89,8 @@ TOOLS: tuple[Tool, ...] = (
         "Check a batch of citations, each a URL with a quote or a claim, across different "
         "pages; for a claim it returns the passages that best support it. Use it to audit "
         "a finished answer's sources." + _CONTENT_KIND + _PAID,
+        hints=_PRICED_WEB,
+        priced="verify/citations",
     ),
     Tool(
         "fetch_page",
@@ -76,6 +99,8 @@ TOOLS: tuple[Tool, ...] = (
         "Fetch a page and return its normalised text, its content_kind and a signed "
         "receipt of what was read. Use it to read a source; use verify_quote to check a "
         "quote on it." + _PAID,
+        hints=_PRICED_WEB,
+        priced="fetch",
     ),
     Tool(
         "check_receipt",
@@ -83,6 +108,7 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/receipt/verify",
         "Check an Attest receipt (a compact JWS from any answer): its signature, key and "
         "claims, and optionally that a text or quote is the one it covers. Free.",
+        hints=_READ,
     ),
     Tool(
         "ingest_messages",
@@ -90,6 +116,7 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/observations",
         "Store conversation messages about a subject in the fact ledger; the extractor "
         "turns them into facts, each tied to the exact bytes it came from.",
+        hints=Hints(read_only=False),
         ledger=True,
     ),
     Tool(
@@ -98,6 +125,7 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/recall",
         "Recall what the ledger holds about a subject now, or as of a valid time and a "
         "known time. Use it before answering from memory.",
+        hints=_READ,
         ledger=True,
     ),
     Tool(
@@ -106,6 +134,7 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/citations/resolve",
         "Resolve a fact ID to its evidence, re-read from the stored message or page: the "
         "exact quote, its byte offsets and context.",
+        hints=_READ,
         ledger=True,
     ),
     Tool(
@@ -113,6 +142,7 @@ TOOLS: tuple[Tool, ...] = (
         "POST",
         "/v1/facts",
         "Record a fact you extracted yourself, with the message evidence it rests on.",
+        hints=Hints(read_only=False),
         ledger=True,
     ),
     Tool(
@@ -121,6 +151,7 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/facts/{fact_id}/retract",
         "Retract a fact (by `fact_id`) that turned out wrong, optionally naming what "
         "replaces it; the history is kept.",
+        hints=Hints(read_only=False, destructive=True, idempotent=True),
         ledger=True,
     ),
     Tool(
@@ -129,6 +160,7 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/facts",
         "List the ledger's facts, filtered by subject, predicate or status, a page at a "
         "time (pass the answer's cursor as `after`).",
+        hints=_READ,
         ledger=True,
     ),
 )
@@ -190,6 +222,18 @@ def _document() -> dict[str, Any]:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
+def output_schema(document: dict[str, Any], tool: Tool) -> dict[str, Any]:
+    """The route's success body (its one 2xx JSON response) as self-contained JSON Schema."""
+    components = document.get("components", {}).get("schemas", {})
+    [schema] = [
+        response["content"]["application/json"]["schema"]
+        for status, response in _operation(document, tool)["responses"].items()
+        if str(status).startswith("2") and "application/json" in response.get("content", {})
+    ]
+    inlined: dict[str, Any] = _inline(schema, components)
+    return inlined
+
+
 @functools.cache
 def mcp_tool(name: str) -> types.Tool:
     """The MCP definition of one tool, built once per process from the OpenAPI document."""
@@ -202,7 +246,23 @@ def mcp_tool(name: str) -> types.Tool:
         title=operation.get("summary") or None,
         description=tool.description,
         inputSchema=_input_schema(document, tool),
+        outputSchema=output_schema(document, tool),
+        annotations=types.ToolAnnotations(
+            readOnlyHint=tool.hints.read_only,
+            destructiveHint=tool.hints.destructive,
+            idempotentHint=tool.hints.idempotent,
+            openWorldHint=tool.hints.open_world,
+        ),
     )
+
+
+@functools.cache
+def tool_definition(name: str) -> dict[str, Any]:
+    """One tool as it goes on the wire (both eras list the same definitions)."""
+    dumped: dict[str, Any] = mcp_tool(name).model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
+    return dumped
 
 
 def visible_tools(*, credential: bool) -> list[Tool]:

@@ -16,11 +16,12 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attest_client import check
-from attest_client.client import Attest
 from attest_client.errors import AttestError
+
+if TYPE_CHECKING:
+    from attest_client.client import Attest
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 EXIT_ANSWER = 0
@@ -260,9 +261,10 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "mcp",
         help="serve the service's MCP tools over stdio, forwarded to $ATTEST_URL/mcp",
-        description="Serve Attest's MCP tools over stdio for a local MCP client, each call "
-        "forwarded to the service's /mcp; ATTEST_PAYER_KEY pays priced tools through the "
-        "x402 SDK's MCP client, ATTEST_CREDENTIAL adds the ledger's tools.",
+        description="Serve Attest's MCP tools over stdio for a local MCP client, each "
+        "JSON-RPC message forwarded to the service's /mcp as it came (any MCP revision the "
+        "service speaks); ATTEST_PAYER_KEY pays priced tools' x402 offers with the x402 SDK, "
+        "ATTEST_CREDENTIAL is sent as Authorization: Bearer (the ledger's tools).",
     )
     commands.add_parser(
         "check",
@@ -280,6 +282,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _client(args: argparse.Namespace) -> Attest:
+    from attest_client.client import Attest  # with the checker: not loaded for `attest mcp`
+
     return Attest(
         args.service_url or os.environ.get("ATTEST_URL") or DEFAULT_URL,
         payer_key=os.environ.get("ATTEST_PAYER_KEY") or None,
@@ -296,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `attest check` is the offline checker, whose own parser takes the rest.
     if argv[:1] == ["check"]:
+        from attest_client import check
+
         return check.main(argv[1:], prog="attest check")
     if argv[:1] == ["monitor"]:
         from attest_client import monitor
@@ -303,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return monitor.main(argv[1:], prog="attest monitor")
     args = _parser().parse_args(argv)
     if args.command == "mcp":
-        from attest_client import mcp_stdio  # the MCP SDK loads only for this command
+        from attest_client import mcp_stdio
 
         return mcp_stdio.run(
             args.service_url or os.environ.get("ATTEST_URL") or DEFAULT_URL,
