@@ -19,6 +19,7 @@ from attest.fields import (
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
+    StrictListField,
     StrictUUIDField,
 )
 from citations.cursor import BadCursor, position_after
@@ -95,7 +96,7 @@ class InstantField(serializers.DateTimeField):
         return instant
 
 
-class MessageIn(serializers.Serializer):
+class MessageIn(NoUnknownFields):
     id = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     role = StrictChoiceField(choices=Role.values)
     text = StrictCharField(trim_whitespace=False)
@@ -120,9 +121,9 @@ class MessageIn(serializers.Serializer):
         return value
 
 
-class ObservationsIn(serializers.Serializer):
+class ObservationsIn(NoUnknownFields):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
-    messages = serializers.ListField(
+    messages = StrictListField(
         child=MessageIn(),
         min_length=1,
         max_length=MAX_MESSAGES,
@@ -136,7 +137,7 @@ class ObservationsIn(serializers.Serializer):
         return value
 
 
-class AsOf(serializers.Serializer):
+class AsOf(NoUnknownFields):
     valid_at = InstantField(required=False)
     known_at = InstantField(required=False)
 
@@ -148,6 +149,7 @@ class AsOf(serializers.Serializer):
                 "type": "object",
                 "properties": {"cursor": {"type": "string"}},
                 "required": ["cursor"],
+                "additionalProperties": False,
             },
             {"type": "string"},
         ],
@@ -161,7 +163,7 @@ class AfterField(serializers.JSONField):
     """The page cursor: read by the paging selectors, documented here."""
 
 
-class RecallIn(serializers.Serializer):
+class RecallIn(NoUnknownFields):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     predicate = StrictCharField(max_length=PREDICATE_MAX_LENGTH, required=False)
     query = StrictCharField(max_length=200, required=False)
@@ -243,7 +245,7 @@ def _parse_known_at(raw: Any) -> datetime | None:
     return moment
 
 
-class ResolveIn(serializers.Serializer):
+class ResolveIn(NoUnknownFields):
     """Resolve's body. Every fault in it, a body that is no object too, is 400
     invalid_citation naming the field at fault (not invalid_request)."""
 
@@ -265,6 +267,12 @@ class ResolveIn(serializers.Serializer):
         """``fact_id``, ``limit``, ``known_at`` (or None) and ``after`` (0 on page one)."""
         if not isinstance(data, dict):
             raise InvalidCitation()
+        unknown = self.unknown_field(data)
+        if unknown is not None:
+            # A misplaced known_at (not under as_of) must not answer today's state.
+            raise InvalidCitation(
+                f"{unknown}: {self.unknown_field_message()}", details={"field": unknown}
+            )
         fact_id = _parse_id(data.get("id"))
         limit = _parse_limit(data["limit"]) if "limit" in data else RESOLVE_DEFAULT_LIMIT
         known_at = _parse_known_at(data.get("as_of"))
@@ -272,7 +280,7 @@ class ResolveIn(serializers.Serializer):
         return {"fact_id": fact_id, "limit": limit, "known_at": known_at, "after": after}
 
 
-class StatementIn(serializers.Serializer):
+class StatementIn(NoUnknownFields):
     """A fact as a person states it (an authored record, or a correction's replacement)."""
 
     predicate = StrictCharField(
@@ -381,7 +389,7 @@ WEB_EVIDENCE_HELP = (
 EXTRACTED_BY_MAX_CHARS = 64 - len("client:")
 
 
-class CountedFirstListField(serializers.ListField):
+class CountedFirstListField(StrictListField):
     """A list over its size is refused before any member is read (and named as the list)."""
 
     def to_internal_value(self, data):
@@ -462,7 +470,7 @@ class ReplacementIn(StatementIn):
     valid_from = InstantField(required=False, help_text="Default: the retracted fact's.")
 
 
-class RetractIn(serializers.Serializer):
+class RetractIn(NoUnknownFields):
     reason = StrictCharField(
         max_length=RETRACTION_REASON_MAX_CHARS, help_text="Why the fact is withdrawn."
     )
@@ -770,7 +778,7 @@ class InventoryQuery(serializers.Serializer):
     # Strict only for the schema: its pattern says a value of white space alone is blank.
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
     predicate = StrictCharField(max_length=PREDICATE_MAX_LENGTH, required=False)
-    status = serializers.ChoiceField(choices=list(STATUSES), required=False)
+    status = StrictChoiceField(choices=list(STATUSES), required=False)
     limit = DigitsField(
         min_value=1,
         max_value=INVENTORY_MAX_LIMIT,
