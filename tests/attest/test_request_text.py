@@ -246,6 +246,7 @@ def test_a_query_string_that_is_not_utf8_is_refused_naming_the_parameter(query, 
 def test_a_query_string_that_is_not_utf8_is_refused_on_a_free_route_too(api):
     error = refusal(api.get("/v1/sample/quote?match=fuzz%FFy"))
     assert error["details"]["field"] == "match"
+    assert "not valid Unicode" in error["message"]
     assert api.get("/v1/sample/quote?match=exact&page=demo").status_code == 200
 
 
