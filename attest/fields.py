@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.settings import api_settings
 
 # What DRF's CharField refuses in every string (ProhibitNullCharactersValidator; a lone
@@ -171,17 +172,23 @@ class NoUnknownFields(serializers.Serializer):
     def unknown_field_message(self) -> str:
         return f"This field is not known here; the fields are {', '.join(self.fields)}."
 
+    def not_an_object(self, data) -> serializers.ValidationError:
+        message = (
+            f"Send a JSON object with the fields {', '.join(self.fields)}, "
+            f"not {JSON_TYPES.get(type(data), 'that')}."
+        )
+        return serializers.ValidationError(
+            {api_settings.NON_FIELD_ERRORS_KEY: [message]}, code="invalid"
+        )
+
+    def run_validation(self, data=empty):
+        if data is None and self.parent is None:  # a body of JSON null
+            raise self.not_an_object(data)
+        return super().run_validation(data)
+
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
-            raise serializers.ValidationError(
-                {
-                    api_settings.NON_FIELD_ERRORS_KEY: [
-                        f"Send a JSON object with the fields {', '.join(self.fields)}, "
-                        f"not {JSON_TYPES.get(type(data), 'that')}."
-                    ]
-                },
-                code="invalid",
-            )
+            raise self.not_an_object(data)
         name = self.unknown_field(data)
         if name is not None:
             raise serializers.ValidationError({name: [self.unknown_field_message()]})

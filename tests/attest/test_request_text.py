@@ -206,6 +206,12 @@ def test_a_refused_choice_names_the_allowed_values(api):
             "not an array.",
         ),
         (
+            "/v1/fetch",
+            b"null",
+            None,
+            "Send a JSON object with the fields url, not null.",
+        ),
+        (
             "/v1/verify/citations",
             b'{"citations": {"url": "https://a.example/"}}',
             "citations",
@@ -339,6 +345,11 @@ def test_resolve_refuses_known_at_outside_as_of(ledger_with_fact):
     assert (error["code"], error["details"]["field"]) == ("invalid_citation", "known_at")
     assert ledger.resolve(fact_id, as_of={"known_at": "2000-01-01T00:00:00Z"}).status_code == 404
     assert ledger.resolve(fact_id).status_code == 200
+
+
+def test_the_free_sample_refuses_an_unknown_query_parameter(api):
+    error = refusal(api.get("/v1/sample/quote?match=exact&mode=passages"))
+    assert (error["code"], error["details"]["field"]) == ("invalid_request", "mode")
 
 
 def test_receipt_verify_refuses_an_unknown_field(api):
