@@ -246,8 +246,9 @@ def _parse_known_at(raw: Any) -> datetime | None:
 
 
 class ResolveIn(NoUnknownFields):
-    """Resolve's body. Every fault in it, a body that is no object too, is 400
-    invalid_citation naming the field at fault (not invalid_request)."""
+    """Resolve's body. A fault in the ID or the page parameters, a body that is no object
+    too, is 400 invalid_citation naming the field at fault; a field resolve does not know
+    is 400 invalid_request, as on every route."""
 
     # The docstring above is the published schema's description. The view parses the body
     # with this serializer: the declared fields are the schema, and run_validation reads
@@ -269,10 +270,9 @@ class ResolveIn(NoUnknownFields):
             raise InvalidCitation()
         unknown = self.unknown_field(data)
         if unknown is not None:
-            # A misplaced known_at (not under as_of) must not answer today's state.
-            raise InvalidCitation(
-                f"{unknown}: {self.unknown_field_message()}", details={"field": unknown}
-            )
+            # A misplaced known_at (not under as_of) must not answer today's state. Not
+            # the ID or a page parameter: refused as on every route.
+            raise InvalidRequest(f"{unknown}: {self.unknown_field_message()}", field=unknown)
         fact_id = _parse_id(data.get("id"))
         limit = _parse_limit(data["limit"]) if "limit" in data else RESOLVE_DEFAULT_LIMIT
         known_at = _parse_known_at(data.get("as_of"))
