@@ -10,9 +10,12 @@ string may not hold (a NUL, a lone surrogate, nothing but spaces) is in the sche
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.settings import api_settings
 
 # What DRF's CharField refuses in every string (ProhibitNullCharactersValidator; a lone
 # surrogate, which ProhibitSurrogateCharactersValidator refuses, is not valid Unicode and
@@ -92,12 +95,40 @@ class StrictFloatField(serializers.FloatField):
         return super().to_internal_value(data)
 
 
+def _shown(value) -> str:
+    """A refused value as a message may show it: JSON-typed, short, and always encodable."""
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:40] + "..."
+        return '"' + text.encode("utf-8", "backslashreplace").decode("utf-8") + '"'
+    return JSON_TYPES.get(type(value), "a value")
+
+
+# How a message names the JSON type of a value the parser produced.
+JSON_TYPES = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
+
+
 class StrictChoiceField(serializers.ChoiceField):
-    """One of the listed strings: 1 never matches the choice "1", nor true "True"."""
+    """One of the listed strings: 1 never matches the choice "1", nor true "True".
+
+    A refusal names the allowed values (DRF's only says the value is not one of them).
+    """
 
     def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid_choice", input=data)
+        if data == "" and self.allow_blank:
+            return ""
+        if not isinstance(data, str) or data not in self.choice_strings_to_values:
+            allowed = ", ".join(f'"{choice}"' for choice in self.choice_strings_to_values)
+            raise serializers.ValidationError(
+                f"{_shown(data)} is not allowed; give one of {allowed}.", code="invalid_choice"
+            )
         return super().to_internal_value(data)
 
 
@@ -110,16 +141,57 @@ class StrictUUIDField(serializers.UUIDField):
         return super().to_internal_value(data)
 
 
-class NoUnknownFields(serializers.Serializer):
-    """Refuses a field it does not know: a misspelt "treshold" would otherwise be ignored."""
+class StrictListField(serializers.ListField):
+    """A JSON array; anything else is refused saying what was sent instead."""
 
     def to_internal_value(self, data):
-        if isinstance(data, dict):
+        if not isinstance(data, list):
+            raise serializers.ValidationError(
+                f"Send a JSON array here, not {JSON_TYPES.get(type(data), 'that')}.",
+                code="not_a_list",
+            )
+        return super().to_internal_value(data)
+
+
+class NoUnknownFields(serializers.Serializer):
+    """The base of every request body's serializer: a field it does not know is refused.
+
+    A misspelt "treshold" or a misplaced "known_at" would otherwise be ignored and the
+    request answered as if it had not been sent. A body (or member) that is not a JSON
+    object is refused in words that say what to send.
+    """
+
+    def unknown_field(self, data) -> str | None:
+        """The first field of ``data`` this serializer does not declare, if any."""
+        if isinstance(data, Mapping):
             for name in data:
                 if name not in self.fields:
-                    raise serializers.ValidationError(
-                        {name: f"unknown field; the fields are {', '.join(self.fields)}."}
-                    )
+                    return name
+        return None
+
+    def unknown_field_message(self) -> str:
+        return f"This field is not known here; the fields are {', '.join(self.fields)}."
+
+    def not_an_object(self, data) -> serializers.ValidationError:
+        message = (
+            f"Send a JSON object with the fields {', '.join(self.fields)}, "
+            f"not {JSON_TYPES.get(type(data), 'that')}."
+        )
+        return serializers.ValidationError(
+            {api_settings.NON_FIELD_ERRORS_KEY: [message]}, code="invalid"
+        )
+
+    def run_validation(self, data=empty):
+        if data is None and self.parent is None:  # a body of JSON null
+            raise self.not_an_object(data)
+        return super().run_validation(data)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, Mapping):
+            raise self.not_an_object(data)
+        name = self.unknown_field(data)
+        if name is not None:
+            raise serializers.ValidationError({name: [self.unknown_field_message()]})
         return super().to_internal_value(data)
 
 

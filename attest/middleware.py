@@ -1,14 +1,17 @@
-"""Middleware that gives every request an ID of the server's own and puts it on the response."""
+"""Middleware: every request's ID of the server's own, and query strings that are UTF-8."""
 
 from __future__ import annotations
 
 import re
 import uuid
 from collections.abc import Callable
+from urllib.parse import unquote_to_bytes
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from attest.errors import error_body
 from attest.logs import client_request_id_var, request_id_var
+from attest.parsers import NOT_UNICODE, printable
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # An incoming ID is kept only if it is short and plain, so it is safe in logs and headers.
@@ -42,3 +45,48 @@ class RequestIDMiddleware:
             request_id_var.reset(token)
         response[REQUEST_ID_HEADER] = request_id
         return response
+
+
+def invalid_query_parameter(query_string: str) -> str | None:
+    """The name of the first query parameter whose name or value is not UTF-8, if any.
+
+    ``query_string`` is as WSGI gives it: the raw bytes read as Latin-1. Django would
+    read bytes that are not UTF-8 as U+FFFD, so a route would see other text than sent.
+    """
+    try:
+        raw = query_string.encode("latin-1")
+    except UnicodeEncodeError:  # not from raw bytes: already text
+        return None
+    for pair in raw.split(b"&"):
+        name, _, value = (
+            unquote_to_bytes(part.replace(b"+", b" ")) for part in pair.partition(b"=")
+        )
+        try:
+            shown = name.decode("utf-8")
+        except UnicodeDecodeError:
+            return printable(name.decode("utf-8", "surrogateescape"))
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            return shown
+    return None
+
+
+class QueryTextMiddleware:
+    """Refuses a query string that is not UTF-8 with 400 ``invalid_request`` naming the
+    parameter, on every route, before any view reads it (the JSON body's text is checked
+    by attest.parsers)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        name = invalid_query_parameter(request.META.get("QUERY_STRING", ""))
+        if name is None:
+            return self.get_response(request)
+        body = error_body(
+            "invalid_request",
+            f"{name}: the query parameter {NOT_UNICODE}",
+            {"field": name, "errors": [{"field": name, "message": f"The value {NOT_UNICODE}"}]},
+        )
+        return JsonResponse(body, status=400)

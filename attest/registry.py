@@ -183,6 +183,13 @@ def daily() -> tuple[DailyCounts, ...]:
 # Answered by the one error handler for any JSON route (attest.errors).
 BODY_ERRORS = (
     ErrorDoc(400, "invalid_json", "The body is not valid JSON."),
+    ErrorDoc(
+        400,
+        "invalid_request",
+        "A field the route does not know (details.field names it), or text that is not "
+        "valid Unicode: a lone surrogate such as a \\udfff escape, or bytes that are not "
+        "UTF-8 (details.field names where; the text is never echoed).",
+    ),
     ErrorDoc(413, "request_too_large", "The body is larger than the request size limit."),
     ErrorDoc(415, "unsupported_media_type", "The body is not sent as application/json."),
 )

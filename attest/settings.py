@@ -70,6 +70,8 @@ MIDDLEWARE = [
     "attest.middleware.RequestIDMiddleware",
     # Before anything that can answer, so every API answer (errors included) carries CORS.
     "corsheaders.middleware.CorsMiddleware",
+    # A query string that is not UTF-8 is refused before any route reads it.
+    "attest.middleware.QueryTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -10,7 +10,12 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from rest_framework.views import APIView
 
-from attest.fields import ExampleDictField, StrictCharField, StrictIntegerField
+from attest.fields import (
+    ExampleDictField,
+    NoUnknownFields,
+    StrictCharField,
+    StrictIntegerField,
+)
 from attest.schema import route_error_responses
 from billing.unpaid import unpaid_limited
 from receipts import log, route_errors, selectors, services
@@ -73,7 +78,7 @@ class JwksView(APIView):
 
 @unpaid_limited
 class ReceiptVerifyView(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(NoUnknownFields):
         receipt = AnyStringField(
             allow_blank=True, trim_whitespace=False, help_text="A compact JWS from any answer."
         )

@@ -115,6 +115,72 @@ def answers_seen(access_log: str) -> str:
     return "\n".join(lines)
 
 
+# --- REST: text that is not Unicode, on every route (DESIGN.md, API conventions) --------
+
+# Values no route may take: JSON escapes of lone surrogates, and bytes that are not UTF-8.
+NOT_UNICODE_VALUES = (
+    b'"\\udfff"',
+    b'"\\ud800"',
+    b'"a\\udc80b"',
+    b'"\\ud83d"',  # half an emoji
+    b'"caf\xe9"',  # Latin-1
+    b'"\xff\xfe"',
+    b'"\xed\xa0\x80"',  # a surrogate encoded as if it were UTF-8
+    b'"\xc0\xaf"',  # an overlong "/"
+)
+
+
+def _refused_as_invalid_text(response: httpx.Response, field: str | None) -> str | None:
+    """Why ``response`` is not the 400 naming ``field`` that text not Unicode must get."""
+    if response.status_code != 400:
+        return f"status {response.status_code}"
+    try:
+        error = json.loads(response.content.decode("utf-8"))["error"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return "not a UTF-8 JSON error object"
+    if error.get("code") != "invalid_request":
+        return f"code {error.get('code')!r}"
+    if field is not None and error.get("details", {}).get("field") != field:
+        return f"details.field {error.get('details', {}).get('field')!r}, not {field!r}"
+    return None
+
+
+def rest_invalid_text_phase(base: str, token: str) -> int:
+    """Send text that is not Unicode to every JSON route of the schema (each declared
+    top-level field, a field name, the whole body) and to every query parameter; each must
+    be 400 invalid_request naming the field, never a 500. Returns the number of failures."""
+    schema = httpx.get(f"{base}/v1/openapi.json", timeout=30).json()
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    cases: list[tuple[str, str, bytes | None, str | None]] = []  # method, url, body, field
+    for path, item in schema["paths"].items():
+        url = base + re.sub(r"\{[^}]+\}", "00000000-0000-4000-8000-000000000000", path)
+        post = item.get("post", {})
+        content = post.get("requestBody", {}).get("content", {}).get("application/json")
+        if content is not None:
+            ref = content["schema"]["$ref"].rsplit("/", 1)[1]
+            for name in schema["components"]["schemas"][ref].get("properties", {}):
+                for value in NOT_UNICODE_VALUES:
+                    body = b'{"' + name.encode() + b'": ' + value + b"}"
+                    cases.append(("POST", url, body, name))
+            cases.append(("POST", url, b'{"x\\udfffy": 1}', "x\\udfffy"))
+            cases += [("POST", url, value, None) for value in NOT_UNICODE_VALUES]
+        for parameter in item.get("get", {}).get("parameters", []):
+            if parameter["in"] == "query":
+                for raw in ("%ff", "caf%E9", "%ED%A0%80", "%C0%AF"):
+                    query = f"?{parameter['name']}={raw}"
+                    cases.append(("GET", url + query, None, parameter["name"]))
+    failures = 0
+    with httpx.Client(timeout=30, headers=headers) as client:
+        for method, url, body, field in cases:
+            response = client.request(method, url, content=body)
+            why = _refused_as_invalid_text(response, field)
+            if why is not None:
+                failures += 1
+                print(f"FAIL {method} {url} {body!r}: {why}")
+    print(f"REST text not Unicode: {len(cases)} requests, {failures} failures")
+    return failures
+
+
 def run(examples: int, seed: int | None) -> int:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     if internet_reachable():
@@ -200,11 +266,13 @@ def run(examples: int, seed: int | None) -> int:
         done = subprocess.run(command, cwd=work, env={**env, **hooks})
         print(f"schemathesis: exit {done.returncode} in {time.monotonic() - started:.0f} s")
         mcp_failures = fuzz_mcp(base, token, seed=seed, cases=examples * 40)
+        invalid_text_failures = rest_invalid_text_phase(base, token)
+        returncode = done.returncode or (1 if mcp_failures or invalid_text_failures else 0)
         print(answers_seen((work / "server.log").read_text(errors="replace")))
-        if done.returncode != 0 or mcp_failures:
+        if returncode != 0:
             log = (work / "server.log").read_text(errors="replace")
             print("--- the service's log (last 4000 characters) ---\n" + log[-4000:])
-        return done.returncode or int(bool(mcp_failures))
+        return returncode
     finally:
         if server is not None:
             server.terminate()

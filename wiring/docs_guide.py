@@ -11,7 +11,13 @@ from attest_core.context import CONTEXT_CHARS
 from attest_core.normalise import normalise
 from attest_core.passages import MAX_MISSING, MAX_PASSAGES, SCORER
 from verification.api.serializers import MatchOptionsInput
-from verification.engine.classify import ADVICE, BLOCKING_STATUSES, CONTENT_KINDS, LITTLE_TEXT
+from verification.engine.classify import (
+    ADVICE,
+    BLOCKING_STATUSES,
+    CONTENT_KINDS,
+    LITTLE_TEXT,
+    SIGNAL_ADVICE,
+)
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.pipeline.steps import MAX_QUOTE_CHARS, MODES
 
@@ -87,7 +93,15 @@ def _shown(text: str) -> str:
 def how_it_works() -> dict[str, Any]:
     threshold = MatchOptionsInput().fields["threshold"]
     return {
-        "kinds": [(kind, ADVICE[kind], SIGNALS[kind]) for kind in CONTENT_KINDS],
+        "kinds": [
+            (
+                kind,
+                ADVICE[kind],
+                SIGNALS[kind],
+                [(name, SIGNAL_ADVICE[name]) for name, _ in SIGNALS[kind] if name in SIGNAL_ADVICE],
+            )
+            for kind in CONTENT_KINDS
+        ],
         "pdf_signals": PDF_SIGNALS,
         "blocking_statuses": sorted(BLOCKING_STATUSES),
         "little_text": LITTLE_TEXT,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from attest.fields import StrictCharField, StrictChoiceField
+from attest.fields import NoUnknownFields, StrictCharField, StrictChoiceField
 from citations.api.serializers import UtcTimeField
 from citations.models import EXTERNAL_ID_MAX_LENGTH, Generation
 from citations.services.rebuilds import KIND_NAMES, REBUILD_KINDS
 
 
-class RebuildIn(serializers.Serializer):
+class RebuildIn(NoUnknownFields):
     """One source (`subject` and `message_id`) or the whole project (`scope: "project"`)."""
 
     scope = StrictChoiceField(choices=REBUILD_KINDS, required=False)
@@ -69,7 +69,7 @@ class RebuildOut(serializers.Serializer):
     admitted = serializers.IntegerField(help_text="Facts this generation admitted.")
 
 
-class ErasureIn(serializers.Serializer):
+class ErasureIn(NoUnknownFields):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     message_id = StrictCharField(
         max_length=EXTERNAL_ID_MAX_LENGTH,

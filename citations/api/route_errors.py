@@ -180,8 +180,8 @@ register_errors(
     (
         raised(
             InvalidRequest,
-            "A parameter is unknown, repeated or out of range, or after is not a cursor "
-            "of this query; details.field names it.",
+            "A parameter is unknown, repeated, out of range or not UTF-8, or after is not a "
+            "cursor of this query; details.field names it.",
         ),
         *LEDGER_AUTH_ERRORS,
         UNAVAILABLE,

@@ -19,6 +19,7 @@ from attest.fields import (
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
+    StrictListField,
     StrictUUIDField,
 )
 from citations.cursor import BadCursor, position_after
@@ -95,7 +96,7 @@ class InstantField(serializers.DateTimeField):
         return instant
 
 
-class MessageIn(serializers.Serializer):
+class MessageIn(NoUnknownFields):
     id = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     role = StrictChoiceField(choices=Role.values)
     text = StrictCharField(trim_whitespace=False)
@@ -106,12 +107,9 @@ class MessageIn(serializers.Serializer):
     ordinal = StrictIntegerField(min_value=0, max_value=2**31 - 1, required=False)
 
     def validate_text(self, value: str) -> str:
-        if len(value.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
+        # Text that is not Unicode never gets here: attest.parsers refuses it in any body.
+        if len(value.encode("utf-8")) > MAX_MESSAGE_BYTES:
             raise serializers.ValidationError(f"A message is at most {MAX_MESSAGE_BYTES} bytes.")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise serializers.ValidationError("The text is not valid Unicode.") from None
         return value
 
     def validate_occurred_at(self, value):
@@ -120,9 +118,9 @@ class MessageIn(serializers.Serializer):
         return value
 
 
-class ObservationsIn(serializers.Serializer):
+class ObservationsIn(NoUnknownFields):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
-    messages = serializers.ListField(
+    messages = StrictListField(
         child=MessageIn(),
         min_length=1,
         max_length=MAX_MESSAGES,
@@ -136,7 +134,7 @@ class ObservationsIn(serializers.Serializer):
         return value
 
 
-class AsOf(serializers.Serializer):
+class AsOf(NoUnknownFields):
     valid_at = InstantField(required=False)
     known_at = InstantField(required=False)
 
@@ -148,6 +146,7 @@ class AsOf(serializers.Serializer):
                 "type": "object",
                 "properties": {"cursor": {"type": "string"}},
                 "required": ["cursor"],
+                "additionalProperties": False,
             },
             {"type": "string"},
         ],
@@ -161,7 +160,7 @@ class AfterField(serializers.JSONField):
     """The page cursor: read by the paging selectors, documented here."""
 
 
-class RecallIn(serializers.Serializer):
+class RecallIn(NoUnknownFields):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     predicate = StrictCharField(max_length=PREDICATE_MAX_LENGTH, required=False)
     query = StrictCharField(max_length=200, required=False)
@@ -243,9 +242,10 @@ def _parse_known_at(raw: Any) -> datetime | None:
     return moment
 
 
-class ResolveIn(serializers.Serializer):
-    """Resolve's body. Every fault in it, a body that is no object too, is 400
-    invalid_citation naming the field at fault (not invalid_request)."""
+class ResolveIn(NoUnknownFields):
+    """Resolve's body. A fault in the ID or the page parameters, a body that is no object
+    too, is 400 invalid_citation naming the field at fault; a field resolve does not know
+    is 400 invalid_request, as on every route."""
 
     # The docstring above is the published schema's description. The view parses the body
     # with this serializer: the declared fields are the schema, and run_validation reads
@@ -265,6 +265,11 @@ class ResolveIn(serializers.Serializer):
         """``fact_id``, ``limit``, ``known_at`` (or None) and ``after`` (0 on page one)."""
         if not isinstance(data, dict):
             raise InvalidCitation()
+        unknown = self.unknown_field(data)
+        if unknown is not None:
+            # A misplaced known_at (not under as_of) must not answer today's state. Not
+            # the ID or a page parameter: refused as on every route.
+            raise InvalidRequest(f"{unknown}: {self.unknown_field_message()}", field=unknown)
         fact_id = _parse_id(data.get("id"))
         limit = _parse_limit(data["limit"]) if "limit" in data else RESOLVE_DEFAULT_LIMIT
         known_at = _parse_known_at(data.get("as_of"))
@@ -272,7 +277,7 @@ class ResolveIn(serializers.Serializer):
         return {"fact_id": fact_id, "limit": limit, "known_at": known_at, "after": after}
 
 
-class StatementIn(serializers.Serializer):
+class StatementIn(NoUnknownFields):
     """A fact as a person states it (an authored record, or a correction's replacement)."""
 
     predicate = StrictCharField(
@@ -381,7 +386,7 @@ WEB_EVIDENCE_HELP = (
 EXTRACTED_BY_MAX_CHARS = 64 - len("client:")
 
 
-class CountedFirstListField(serializers.ListField):
+class CountedFirstListField(StrictListField):
     """A list over its size is refused before any member is read (and named as the list)."""
 
     def to_internal_value(self, data):
@@ -462,7 +467,7 @@ class ReplacementIn(StatementIn):
     valid_from = InstantField(required=False, help_text="Default: the retracted fact's.")
 
 
-class RetractIn(serializers.Serializer):
+class RetractIn(NoUnknownFields):
     reason = StrictCharField(
         max_length=RETRACTION_REASON_MAX_CHARS, help_text="Why the fact is withdrawn."
     )
@@ -770,7 +775,7 @@ class InventoryQuery(serializers.Serializer):
     # Strict only for the schema: its pattern says a value of white space alone is blank.
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH, required=False)
     predicate = StrictCharField(max_length=PREDICATE_MAX_LENGTH, required=False)
-    status = serializers.ChoiceField(choices=list(STATUSES), required=False)
+    status = StrictChoiceField(choices=list(STATUSES), required=False)
     limit = DigitsField(
         min_value=1,
         max_value=INVENTORY_MAX_LIMIT,

@@ -115,11 +115,19 @@ def located_quotes(
                 item,
                 "quote",
                 QUOTE_NOT_IN_MESSAGE,
-                f"the quote does not occur {item.occurrence + 1} time(s) in the message, "
-                "byte for byte.",
+                _not_found_message(item.occurrence),
             )
         located.append(LocatedQuote(observation, start, start + len(quote)))
     return located
+
+
+def _not_found_message(occurrence: int) -> str:
+    if occurrence == 0:
+        return "the message does not hold the quote byte for byte; copy it from the text."
+    return (
+        f"occurrence {occurrence} asks for copy number {occurrence + 1} of the quote (counting "
+        "from 0), and the message holds fewer copies byte for byte; lower occurrence."
+    )
 
 
 @dataclass(frozen=True)

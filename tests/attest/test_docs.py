@@ -728,12 +728,17 @@ def test_the_readme_and_guides_name_only_routes_that_run(doc):
 
 
 def test_how_it_works_lists_every_content_kind_with_its_advice_and_signals(client):
-    from verification.engine.classify import ADVICE, CONTENT_KINDS
+    from verification.engine.classify import ADVICE, CONTENT_KINDS, SIGNAL_ADVICE
 
     rows = _rows(_html(client, "/docs/how-it-works"), "content_kind")
     assert [row[0] for row in rows] == list(CONTENT_KINDS)
     for kind, signals, advice in rows:
-        assert advice == ADVICE[kind] and signals, kind
+        # The kind's advice, then the advice that replaces it for a signal of its own.
+        special = "".join(
+            f"With {name}: {text}" for name, text in SIGNAL_ADVICE.items() if name in signals
+        )
+        assert advice == ADVICE[kind] + special and signals, kind
+    assert "With host_not_found: " in rows[1][2]
 
 
 def test_every_signal_how_it_works_names_is_one_the_code_writes():

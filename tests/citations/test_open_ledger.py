@@ -245,6 +245,10 @@ def test_occurrence_picks_among_repeats(ledger):
         "field": "evidence[0].quote",
         "reason": "quote_not_in_message",
     }
+    # One sentence a person can act on, not a template's "3 time(s)".
+    message = refused.json()["error"]["message"]
+    assert "(s)" not in message
+    assert "occurrence 2" in message and "lower occurrence" in message
 
 
 def test_extracted_by_defaults_to_client_and_the_credential_is_the_author(ledger):

@@ -13,6 +13,7 @@ from billing.models import LocalTransfer, PaymentClaim
 from receipts.services import verify_receipt
 from tests.billing.conftest import Payer, decode_offer
 from tests.verification.conftest import page, redirect, send
+from verification.engine.classify import SIGNAL_ADVICE
 from verification.engine.html_text import html_text
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.models import RefusalTally, Verification
@@ -308,6 +309,10 @@ def test_a_dead_host_is_a_result_and_the_batch_is_charged(api, two_pages, dns_se
         "none",
     )
     assert body["pages"][0]["signals"] == ["host_not_found"]
+    # No server answered: the advice says the name did not resolve, not "the server
+    # answered with an error".
+    assert dead["advice"] == body["pages"][0]["advice"] == SIGNAL_ADVICE["host_not_found"]
+    assert "resolve" in dead["advice"] and "answered" not in dead["advice"]
     assert body["results"][1]["match"] == "exact"
     assert _charged()
     assert Verification.objects.get().outcome == "answered"

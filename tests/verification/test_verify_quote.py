@@ -11,7 +11,7 @@ from attest_core.normalise import normalise
 from receipts.services import verify_receipt
 from tests.verification.conftest import gzip_bomb, page, redirect, trickle
 from tests.verification.pdfs import A4, LaidOutPage, laid_out_pdf, text_pdf
-from verification.engine.classify import ADVICE
+from verification.engine.classify import ADVICE, SIGNAL_ADVICE
 from verification.engine.html_text import (
     COUNTED_FROM_CHARS,
     MAX_HTML_NODES,
@@ -443,6 +443,21 @@ def test_every_content_kind_is_reported_with_signals_and_advice(api, pages, hand
     assert body["advice"] == ADVICE[kind]
     assert body["result"]["match"] == "none"
     assert body["receipt"]
+
+
+def test_a_dropped_connection_is_advised_as_no_answer_not_a_server_error(api, pages):
+    def hang_up(handler) -> None:
+        handler.close_connection = True  # closed without a byte of an answer
+
+    pages.routes["/gone"] = hang_up
+    response = _post(api, url=pages.url("/gone"), quote="some words")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["page"]["content_kind"], body["page"]["signals"]) == (
+        "http_error",
+        ["connection_failed"],
+    )
+    assert body["advice"] == SIGNAL_ADVICE["connection_failed"] != ADVICE["http_error"]
 
 
 def test_a_slow_page_is_timeout_within_the_deadline(api, pages, settings):

@@ -129,8 +129,8 @@ SAMPLE_QUOTE = "GET /v1/sample/quote"
 SAMPLE_QUOTE_ERRORS = (
     raised(
         InvalidRequest,
-        "match is not fuzzy, exact or passages, or page is not demo or missing; details.field "
-        "names the parameter.",
+        "match is not fuzzy, exact or passages, page is not demo or missing, a parameter is "
+        "unknown, or a value is not UTF-8; details.field names the parameter.",
     ),
     UNPAID_LIMIT,
     UNAVAILABLE,

@@ -19,6 +19,7 @@ from attest.fields import (
     StrictCharField,
     StrictChoiceField,
     StrictFloatField,
+    StrictListField,
 )
 from attest.rendering import rendered
 from verification.crossref.lookups import (
@@ -157,7 +158,7 @@ class BatchSizeChecked(MatchOptionsInput):
 class VerifyCitationsInput(BatchSizeChecked):
     batch_field, batch_limit, batch_noun = "citations", MAX_CITATIONS, "citations"
 
-    citations = serializers.ListField(
+    citations = StrictListField(
         child=CitationInput(),
         min_length=1,
         max_length=MAX_CITATIONS,
@@ -169,7 +170,7 @@ class VerifyQuotesInput(BatchSizeChecked):
     batch_field, batch_limit, batch_noun = "quotes", MAX_QUOTES, "quotes"
 
     url = URLField()
-    quotes = serializers.ListField(
+    quotes = StrictListField(
         child=quote_field(),
         min_length=1,
         max_length=MAX_QUOTES,

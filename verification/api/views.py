@@ -220,6 +220,11 @@ class SampleQuoteView(APIView):
         tags=["samples"],
     )
     def get(self, request: Request) -> Response:
+        for name in request.query_params:
+            if name not in ("match", "page"):
+                raise InvalidRequest(
+                    f"{name}: unknown parameter; the parameters are match, page.", field=name
+                )
         mode = request.query_params.get("match", "fuzzy")
         page_name = request.query_params.get("page", "demo")
         if mode not in MODES:

@@ -36,6 +36,32 @@ ADVICE = {
     "unsupported": "The page is not HTML, plain text or a readable PDF, so it was not checked.",
 }
 
+# An http_error no server answered: its advice says what happened instead. The first of
+# a page's signals found here wins over its kind's advice.
+SIGNAL_ADVICE = {
+    "host_not_found": (
+        "The host name does not resolve, so no server was asked for the page; check the "
+        "URL's spelling."
+    ),
+    "connection_failed": (
+        "No connection to the server could be made, or it broke off before an answer; "
+        "check the URL or try later."
+    ),
+    "too_many_redirects": (
+        "The server kept redirecting past the number of redirects we follow, so no page "
+        "was reached; check the URL."
+    ),
+}
+
+
+def advice_for(content_kind: str, signals: list[str]) -> str:
+    """The one sentence of advice for a page of this kind with these signals."""
+    for signal in signals:
+        if signal in SIGNAL_ADVICE:
+            return SIGNAL_ADVICE[signal]
+    return ADVICE[content_kind]
+
+
 # How much of the body start is searched for vendor markers.
 BODY_START = 32 * 1024
 # Below this many visible characters a page is "little text".
@@ -93,7 +119,7 @@ class Verdict:
 
     @property
     def advice(self) -> str:
-        return ADVICE[self.content_kind]
+        return advice_for(self.content_kind, self.signals)
 
 
 def header_signals(headers: Mapping[str, str]) -> list[str]:

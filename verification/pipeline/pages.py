@@ -12,7 +12,7 @@ from typing import Any
 from attest.errors import NotOnEdge
 from attest_core.normalise import Normalised, normalise
 from verification.capacity.pdf_pool import PdfTimeout, read_pdfs
-from verification.engine.classify import ADVICE, Verdict, classify_html
+from verification.engine.classify import Verdict, advice_for, classify_html
 from verification.engine.doi import find_doi
 from verification.engine.html_text import (
     COUNTED_FROM_CHARS,
@@ -63,7 +63,7 @@ class Page:
 
     @property
     def advice(self) -> str:
-        return ADVICE[self.content_kind]
+        return advice_for(self.content_kind, self.signals)
 
     @property
     def normalised_sha256(self) -> str | None:

@@ -108,6 +108,35 @@ def test_cjk_text_without_ends_is_cut_every_40_characters() -> None:
     assert [len(u) for u in _units(text)] == [40, 40, 20]
 
 
+def test_a_long_sentence_is_one_unit_and_only_text_after_the_last_end_is_cut() -> None:
+    sentence = " ".join(f"w{i}" for i in range(61)) + " end."  # 62 words
+    tail = " ".join(f"t{i}" for i in range(50))
+    assert _units(sentence) == [sentence]
+    assert _units(f"Short one. {sentence} {tail}") == [
+        "Short one.",
+        sentence,
+        " ".join(f"t{i}" for i in range(40)),
+        " ".join(f"t{i}" for i in range(40, 50)),
+    ]
+    assert _units("漢" * 100 + "。") == ["漢" * 100 + "。"]
+
+
+def test_a_62_word_sentence_is_one_passage_with_the_sentence_offsets() -> None:
+    sentence = (
+        "The agency reported that emissions from the largest power stations in the northern "
+        "region fell by twelve percent during the long and unusually warm winter of the year "
+        "after the new rules took effect, while the smaller plants in the southern valleys "
+        "kept burning coal at the same rate because their owners were granted an "
+        "exemption to the end of the decade."
+    )
+    assert len(sentence.split()) == 62
+    text = normalise(f"Background first. {sentence} Nothing else here.").text
+    # Every claim word is in the first 40 words: cut there, a shorter piece would win.
+    answer = find_passages(text, "agency reported emissions fell twelve percent")
+    best = answer.passages[0]
+    assert text[best.start : best.end] == sentence
+
+
 # Words
 
 
@@ -317,6 +346,9 @@ def _split_one_by_one(text: str) -> list[tuple[int, int]]:
             start += 1
         pos = end
         if start >= end:
+            continue
+        if end in ends:  # a sentence, however long, is one unit
+            units.append((start, end))
             continue
         if _CJK_RE.search(text, start, end):
             words = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]

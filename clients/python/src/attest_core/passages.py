@@ -7,9 +7,10 @@ character (NFKC turned the full-width forms into ASCII). A ``.`` does not end
 one after a listed short abbreviation (``Dr.``, ``Mr.``, ``vs.``, ``Fig.``, ...),
 after a dotted one (``e.g.``, ``i.e.``, ``U.S.``, ``a.m.``) or after a single
 capital (an initial, ``J. Smith``); after ``etc.`` it ends one only when a
-capital letter follows. A sentence of more than 40 words (space-separated,
-each CJK character counting as one) is cut after every 40th word, so text
-without sentence ends still yields units. A passage is one unit or two
+capital letter follows. A sentence is one unit however long it is; only text
+that no sentence end closes (what follows the last one, or a whole page without
+any) is cut after every 40th word (space-separated, each CJK character counting
+as one), so such text still yields units. A passage is one unit or two
 neighbouring ones.
 
 Words. Letters (with inner apostrophes), numbers (``1,000`` and ``12.5``
@@ -52,7 +53,6 @@ words the passage lacks, in the claim's order and spelling, at most 20.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from bisect import bisect_right
@@ -115,8 +115,6 @@ _TOKEN_RE = re.compile(
     f"(?P<cjk>[{_CJK}])|(?P<num>\\d+(?:[.,]\\d+)*)|(?P<word>{_LETTER}+(?:'{_LETTER}+)*)|(?P<pct>%)"
 )
 _CJK_RE = re.compile(f"[{_CJK}]")
-_CJK_RANGES = [(0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF)]
-_CJK_RANGES.append((0x20000, 0x2FA1F))
 _LETTER_RE = re.compile(_LETTER)
 _CUT_WORD_RE = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 # Candidates only; _ends_sentence decides (a plain pattern scans several times faster).
@@ -406,17 +404,19 @@ def _ascii_sentence_ends(text: str) -> list[int]:
 
 
 def split_units(text: str) -> list[tuple[int, int]]:
-    """The sentences (cut at 40 words) of ``text`` as ``(start, end)`` pairs.
+    """The sentences of ``text`` as ``(start, end)`` pairs; text after the last sentence
+    end (all of it, on a page with none) cut after every 40th word.
 
-    The sentences' bounds, the whitespace before each and their word counts
-    are worked out in numpy on one flag a character (no array of positions
-    as long as the page); only sentences of 40 words or more, or holding
-    CJK, are cut one by one.
+    A sentence is one unit however long it is: only text that no sentence end closes is
+    cut. The sentences' bounds and the whitespace before each are worked out in numpy on
+    one flag a character (no array of positions as long as the page).
     """
     if not text:
         return []
     has_cjk = not text.isascii() and _CJK_RE.search(text) is not None
-    ends = np.array([*_sentence_ends(text, has_cjk), len(text)], dtype=np.int64)
+    sentence_ends = _sentence_ends(text, has_cjk)
+    closed = bool(sentence_ends) and sentence_ends[-1] == len(text)
+    ends = np.array([*sentence_ends, len(text)], dtype=np.int64)
     starts = np.concatenate(([0], ends[:-1]))
     codes = codepoints(text)
     # Each sentence starts at its first character that is not whitespace (a
@@ -435,40 +435,38 @@ def split_units(text: str) -> list[tuple[int, int]]:
             solid = np.flatnonzero(~is_space(codes[s:e]))
             starts[i] = s + int(solid[0]) if len(solid) else e
     keep = starts < ends
-    starts, ends = starts[keep], ends[keep]
-    spaces = _positions(codes, lambda c: c == 32)
-    words = _count_within(spaces, starts, ends)
-    slow = words >= MAX_WORDS_PER_UNIT
-    cjk = np.zeros(len(starts), dtype=bool)
-    if has_cjk:
-        cjk = _count_within(_positions(codes, _is_cjk), starts, ends) > 0
-    if not (slow | cjk).any():
-        return list(zip(starts.tolist(), ends.tolist(), strict=True))
-    # Long sentences without CJK are cut at their spaces, a batch at a time in numpy;
-    # the page's spaces are let go before the page's units are listed.
-    cuts: dict[int, list[tuple[int, int]]] = {}
-    long = np.flatnonzero(slow & ~cjk)
-    for batch in _batches(words[long]):
-        cuts.update(_cut_at_spaces(spaces, long[batch], starts, ends))
-    special = np.flatnonzero(slow | cjk).tolist()
-    del spaces, words, slow, cjk, long
-    pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
-    units: list[tuple[int, int]] = []
-    done = 0
-    for i in special:
-        units.extend(pairs[done:i])
-        if i in cuts:
-            units.extend(cuts[i])
-        else:
-            start, end = pairs[i]
-            found = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
-            units.extend(
-                (found[j][0], found[min(j + MAX_WORDS_PER_UNIT, len(found)) - 1][1])
-                for j in range(0, len(found), MAX_WORDS_PER_UNIT)
-            )
-        done = i + 1
-    units.extend(pairs[done:])
+    units = list(zip(starts[keep].tolist(), ends[keep].tolist(), strict=True))
+    if not closed and units and units[-1][1] == len(text):
+        start, end = units.pop()
+        units.extend(_cut_every_40_words(text, codes, start, end))
     return units
+
+
+def _cut_every_40_words(
+    text: str, codes: np.ndarray, start: int, end: int
+) -> list[tuple[int, int]]:
+    """``text[start:end]``, which no sentence end closes, cut after every 40th word.
+
+    Words are separated by spaces, and each Chinese or Japanese character is one; each
+    unit runs from the first to the last character of its words.
+    """
+    if _CJK_RE.search(text, start, end) is not None:
+        found = [(m.start(), m.end()) for m in _CUT_WORD_RE.finditer(text, start, end)]
+        return [
+            (found[j][0], found[min(j + MAX_WORDS_PER_UNIT, len(found)) - 1][1])
+            for j in range(0, len(found), MAX_WORDS_PER_UNIT)
+        ]
+    if text.count(" ", start, end) < MAX_WORDS_PER_UNIT:
+        return [(start, end)]
+    # The spaces of this text only, found in numpy: it may be a whole page long.
+    inside = _positions(codes[start:end], lambda c: c == 32).astype(np.int64) + start
+    bounds = np.concatenate(([start - 1], inside, [end]))
+    word_starts, word_ends = bounds[:-1] + 1, bounds[1:]
+    solid = word_ends > word_starts
+    word_starts, word_ends = word_starts[solid], word_ends[solid]
+    firsts = np.arange(0, len(word_starts), MAX_WORDS_PER_UNIT)
+    lasts = np.minimum(firsts + MAX_WORDS_PER_UNIT, len(word_starts)) - 1
+    return list(zip(word_starts[firsts].tolist(), word_ends[lasts].tolist(), strict=True))
 
 
 def _positions(codes: np.ndarray, flag: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -483,96 +481,6 @@ def _positions(codes: np.ndarray, flag: Callable[[np.ndarray], np.ndarray]) -> n
         for at in range(0, len(codes), block)
     ]
     return np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
-
-
-def _count_within(where: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """How many of the sorted positions ``where`` each ``[start, end)`` holds."""
-    return np.searchsorted(where, ends) - np.searchsorted(where, starts)
-
-
-_CUT_BATCH_WORDS = 1 << 14
-
-
-def _batches(words: np.ndarray) -> list[slice]:
-    """Runs of consecutive sentences of about ``_CUT_BATCH_WORDS`` words in all.
-
-    Cutting works on a few arrays as long as the batch's words: batches keep
-    them small (a longer sentence is a batch of its own).
-    """
-    bounds = [0]
-    total = 0
-    for i, count in enumerate(words.tolist()):
-        if total and total + count > _CUT_BATCH_WORDS:
-            bounds.append(i)
-            total = 0
-        total += count
-    bounds.append(len(words))
-    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
-
-
-def _cut_at_spaces(
-    spaces: np.ndarray, which: np.ndarray, starts: np.ndarray, ends: np.ndarray
-) -> dict[int, list[tuple[int, int]]]:
-    """Sentences ``which`` (``text[starts[i]:ends[i]]``) cut after every 40th word, at once.
-
-    ``spaces`` holds the page's space positions, sorted. A sentence's words lie
-    between its start, its spaces and its end; empty ones (two spaces) are dropped,
-    and each unit runs from the first to the last character of its 40 words.
-    """
-    if len(which) == 1:
-        i = int(which[0])
-        return {i: _cut_one_at_spaces(spaces, int(starts[i]), int(ends[i]))}
-    first, last = starts[which], ends[which]
-    lo, hi = np.searchsorted(spaces, first), np.searchsorted(spaces, last)
-    inner = hi - lo  # spaces inside each sentence
-    sentence = np.repeat(np.arange(len(which)), inner + 1)  # one row per word
-    first_row = np.concatenate(([0], np.cumsum(inner + 1)[:-1]))
-    rank = np.arange(len(sentence)) - first_row[sentence]  # word index within the sentence
-    # The sentences' spaces, one sentence after another (sentences are disjoint, in order).
-    before = np.concatenate(([0], np.cumsum(inner)[:-1]))
-    space_at = spaces[np.arange(int(inner.sum())) + np.repeat(lo - before, inner)]
-    # The k-th word of a sentence starts after its (k-1)-th space and ends at its k-th.
-    is_first, is_last = rank == 0, rank == inner[sentence]
-    word_starts = np.empty(len(sentence), dtype=np.int64)
-    word_ends = np.empty(len(sentence), dtype=np.int64)
-    word_starts[is_first] = first
-    word_starts[~is_first] = space_at + 1
-    word_ends[is_last] = last
-    word_ends[~is_last] = space_at
-    solid = word_ends > word_starts
-    sentence, word_starts, word_ends = sentence[solid], word_starts[solid], word_ends[solid]
-    counts = np.bincount(sentence, minlength=len(which))
-    first_solid = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    rank = np.arange(len(sentence)) - first_solid[sentence]
-    heads = np.flatnonzero(rank % MAX_WORDS_PER_UNIT == 0)
-    owner = sentence[heads]
-    tails = np.minimum(heads + MAX_WORDS_PER_UNIT, first_solid[owner] + counts[owner]) - 1
-    cuts: dict[int, list[tuple[int, int]]] = {int(i): [] for i in which.tolist()}
-    index = which.tolist()
-    for j, a, b in zip(owner.tolist(), word_starts[heads].tolist(), word_ends[tails].tolist(),
-                       strict=True):  # fmt: skip
-        cuts[index[j]].append((a, b))
-    return cuts
-
-
-def _cut_one_at_spaces(spaces: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
-    """One long sentence cut after every 40th word (``spaces``: the page's spaces)."""
-    inside = spaces[np.searchsorted(spaces, start) : np.searchsorted(spaces, end)]
-    bounds = np.concatenate(([start - 1], inside, [end]))
-    word_starts, word_ends = bounds[:-1] + 1, bounds[1:]
-    solid = word_ends > word_starts
-    word_starts, word_ends = word_starts[solid], word_ends[solid]
-    firsts = np.arange(0, len(word_starts), MAX_WORDS_PER_UNIT)
-    lasts = np.minimum(firsts + MAX_WORDS_PER_UNIT, len(word_starts)) - 1
-    return list(zip(word_starts[firsts].tolist(), word_ends[lasts].tolist(), strict=True))
-
-
-def _is_cjk(codes: np.ndarray) -> np.ndarray:
-    """Code points in the ``_CJK`` ranges."""
-    found = np.zeros(len(codes), dtype=bool)
-    for lo, hi in _CJK_RANGES:
-        found |= (codes >= lo) & (codes <= hi)
-    return found
 
 
 def _word_prefixes(key: str) -> list[str]:
