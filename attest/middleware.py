@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
 from attest.logs import client_request_id_var, request_id_var
+from attest.metrics import REQUEST_SECONDS, REQUESTS
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # An incoming ID is kept only if it is short and plain, so it is safe in logs and headers.
@@ -42,3 +44,28 @@ class RequestIDMiddleware:
             request_id_var.reset(token)
         response[REQUEST_ID_HEADER] = request_id
         return response
+
+
+class RequestMetricsMiddleware:
+    """Counts and times every answer by the URL pattern's name, never the path.
+
+    A path carries IDs (a fact, a project): as a label each would be a new series, and a
+    caller could grow the metrics without bound. A path no pattern matched is "unmatched".
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        match = request.resolver_match
+        route = (match.view_name or "unnamed") if match is not None else "unmatched"
+        method = request.method if request.method in _METHODS else "other"
+        REQUEST_SECONDS.labels(route, method).observe(time.perf_counter() - started)
+        REQUESTS.labels(route, method, str(response.status_code)).inc()
+        return response
+
+
+# Any other method string a caller sends is one label value, not one series per string.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

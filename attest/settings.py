@@ -67,6 +67,8 @@ TASKS = {
 }
 
 MIDDLEWARE = [
+    # Outermost: times and counts every answer, whichever layer gave it.
+    "attest.middleware.RequestMetricsMiddleware",
     "attest.middleware.RequestIDMiddleware",
     # Before anything that can answer, so every API answer (errors included) carries CORS.
     "corsheaders.middleware.CorsMiddleware",
@@ -287,6 +289,9 @@ ATTEST_UNPAID_IN_FLIGHT = bounded_int(env, "ATTEST_UNPAID_IN_FLIGHT", 2, minimum
 ATTEST_AUDIT_HEAD_INTERVAL = bounded_int(
     env, "ATTEST_AUDIT_HEAD_INTERVAL", 10, minimum=0, maximum=86_400
 )
+# A scraper elsewhere than this host reads /metrics with `Authorization: Bearer <token>`;
+# empty: only loopback may (attest.views.metrics).
+ATTEST_METRICS_TOKEN = env.str("ATTEST_METRICS_TOKEN", default="")
 # Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed; empty: the socket address.
 ATTEST_TRUSTED_PROXIES = ip_network_list(env, "ATTEST_TRUSTED_PROXIES")
 

@@ -25,6 +25,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from attest.errors import InvalidRequest
+from attest.metrics import LOG_APPEND_SECONDS, LOG_SIZE, timed
 from attest_core import merkle
 from attest_core.canonical import canonical_json
 from receipts.models import LogLeaf, LogNode
@@ -58,6 +59,15 @@ def log_append(
     another fails there and is made again on the new size. No index is shared and none
     skipped.
     """
+    with timed(LOG_APPEND_SECONDS):
+        index = _append(kind, leaf, data, audit_project, audit_seq)
+    LOG_SIZE.set(index + 1)
+    return index
+
+
+def _append(
+    kind: str, leaf: bytes, data: str, audit_project: int | None, audit_seq: int | None
+) -> int:
     leaf_hash = merkle.leaf_hash(leaf)
     row = [kind, data, audit_project, audit_seq, timezone.now()]
     if connection.vendor == "postgresql":

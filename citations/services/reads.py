@@ -11,6 +11,7 @@ from typing import Any
 from django.db import connection, transaction
 from psycopg import IsolationLevel
 
+from attest.metrics import LEDGER_RECALLS, LEDGER_RESOLVES
 from citations.models import Project
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
@@ -76,6 +77,7 @@ def citation_resolve(
         source_count=resolved.source_count,
         request_id=request_id,
     )
+    LEDGER_RESOLVES.inc()
     return resolved
 
 
@@ -114,6 +116,7 @@ def facts_recall(
         source_count=len(page.facts),
         request_id=request_id,
     )
+    LEDGER_RECALLS.inc()
     return page
 
 
