@@ -312,7 +312,7 @@ LOGGING = {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
             "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s "
-            "%(client_request_id)s",
+            "%(client_request_id)s %(trace_id)s %(span_id)s",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
         "text": {

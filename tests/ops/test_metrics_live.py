@@ -19,6 +19,7 @@ from x402.http import decode_payment_required_header
 
 from tests.billing.conftest import NETWORK, PAY_TO, Payer
 from tests.billing.facilitator_server import FacilitatorServer
+from tests.billing.gunicorn_server import _suite_shared
 from tests.live_service import (
     ROOT,
     free_port,
@@ -65,6 +66,7 @@ def service(tmp_path, django_db_blocker):
     db_url, needs_migrate = shared_database(tmp_path)
     with FacilitatorServer(NETWORK) as facilitator:
         env = server_env(
+            **_suite_shared(),  # on PostgreSQL every host shares the secret key
             DATABASE_URL=db_url,
             ATTEST_VAR_DIR=str(tmp_path),
             ATTEST_SIGNING_KEYS=settings.ATTEST_SIGNING_KEYS,
