@@ -21,6 +21,7 @@ from attest.config import (
     optional_email,
     positive_number,
     public_base_url,
+    replica_configs,
     request_rate,
     secret_key,
     strict_bool,
@@ -131,6 +132,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(
 # The default cache is per process: nothing a limit depends on is kept in it then (the
 # limiter, trial, capacity and Crossref pacing use the database unless CACHE_URL is Redis).
 CACHES = {"default": cache_config(env, default="locmemcache://attest")}
+
+# Read replicas (DATABASE_REPLICA_URLS): the ledger's reads and the log's proofs may be
+# served from one (attest.replicas); everything else, and every write, uses the primary.
+DATABASES.update(replica_configs(env, primary=DATABASES["default"], cache=CACHES["default"]))
+DATABASE_ROUTERS = ["attest.replicas.ReplicaRouter"]
+# A replica further behind the primary than this many seconds is skipped.
+ATTEST_REPLICA_MAX_LAG = positive_number(env, "ATTEST_REPLICA_MAX_LAG", default=5.0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
