@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from django.conf import settings
 from django.db import connection
 from x402.http import decode_payment_required_header
 
@@ -67,6 +68,7 @@ def topology(django_db_setup, django_db_blocker, facilitator, tmp_path_factory):
         settings={
             "CACHE_URL": os.environ["CACHE_URL"],
             "SECRET_KEY": os.environ["SECRET_KEY"],
+            "ATTEST_SIGNING_KEYS": settings.ATTEST_SIGNING_KEYS,
             "X402_FACILITATOR_URL": facilitator.url,
             "X402_NETWORK": NETWORK,
             "X402_PAY_TO": PAY_TO,

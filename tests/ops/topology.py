@@ -121,7 +121,8 @@ class Topology:
             answered = answered + 1 if ok else 0
             if time.monotonic() > deadline:
                 log = (self.tmp / "haproxy.log").read_text()
-                raise RuntimeError(f"HAProxy did not come up: {log[-2000:]}")
+                ready = [httpx.get(f"{i.url}/readyz", timeout=5).text for i in self.instances]
+                raise RuntimeError(f"HAProxy did not come up: {log[-2000:]} {ready}")
             time.sleep(0.3 if not ok else 0.05)
 
     def stop(self) -> None:
