@@ -36,12 +36,21 @@ def _worker_cpu(master: int) -> float:
 
 
 def _serve(stack: ExitStack, name: str, cwd: Path, env: dict[str, str], tmp: Path):
-    from tests.live_service import free_port, gunicorn_command, start, stop, wait_answering
+    """A one-worker gunicorn run from ``cwd``: the code there is what it imports (the
+    process's directory comes first on its path, before the editable install)."""
+    from tests.live_service import free_port, gunicorn_command, stop, wait_answering
 
     port = free_port()
-    command = gunicorn_command(port, workers=1, threads=1, extra=["--pythonpath", str(cwd)])
     log = tmp / f"{name}.log"
-    server = start(command, env={**env, "PYTHONPATH": str(cwd)}, log=log)
+    with log.open("wb") as sink:
+        server = subprocess.Popen(
+            gunicorn_command(port, workers=1, threads=1),
+            cwd=cwd,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     stack.callback(stop, server)
     base = f"http://127.0.0.1:{port}"
     wait_answering(base, server, log, 120)
