@@ -64,7 +64,12 @@ def record_write(scope: str) -> None:
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         cursor.execute("SELECT pg_current_wal_lsn()::text")
         position = cursor.fetchone()[0]
-    cache.set(_write_key(scope), position, timeout=_KEEP_SECONDS)
+    try:
+        cache.set(_write_key(scope), position, timeout=_KEEP_SECONDS)
+    except CACHE_OUTAGES as exc:
+        # The write is committed and its answer must say so; a read finds Redis down too
+        # and goes to the primary (the ledger's own limit fails closed without Redis).
+        logger.warning("replicas.position_not_kept", extra={"scope": scope, "error": str(exc)})
 
 
 def serving_replica(scope: str | None) -> str | None:
