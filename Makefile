@@ -18,6 +18,12 @@ GUNICORN_RECYCLE := --max-requests 1000 --max-requests-jitter 100
 # runs (after install), and left out for a gunicorn that has no such socket.
 GUNICORN_CONTROL = $(shell $(BIN)/gunicorn --help 2>/dev/null | grep -q -- --no-control-socket && echo --no-control-socket)
 
+# Each gunicorn worker keeps its metric values in files here and /metrics adds them up
+# (prometheus-client's multiprocess mode); gunicorn empties it as it starts
+# (attest/gunicorn_hooks.py, which also marks an exited worker dead).
+METRICS_DIR ?= $(CURDIR)/var/prometheus
+GUNICORN_HOOKS := --config python:attest.gunicorn_hooks
+
 .DEFAULT_GOAL := help
 .PHONY: help install install-runtime test-deps run worker test lint typecheck format migrate superuser bench clean
 
@@ -87,8 +93,11 @@ run: migrate
 	$(BIN)/python manage.py ensure_signing_key
 	$(BIN)/python manage.py db_worker --interval 1 & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	ATTEST_SERVE_URL=http://$(HOST):$(PORT) $(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --preload --timeout 120 \
-		$(GUNICORN_LIMITS) $(GUNICORN_RECYCLE) $(GUNICORN_CONTROL) --access-logfile - --forwarded-allow-ips ""
+	mkdir -p $(METRICS_DIR); \
+	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) ATTEST_SERVE_URL=http://$(HOST):$(PORT) \
+	$(BIN)/gunicorn attest.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --preload --timeout 120 \
+		$(GUNICORN_LIMITS) $(GUNICORN_RECYCLE) $(GUNICORN_CONTROL) $(GUNICORN_HOOKS) \
+		--access-logfile - --forwarded-allow-ips ""
 
 # Only the task worker, for a deployment that runs gunicorn elsewhere.
 worker: migrate

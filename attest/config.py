@@ -31,6 +31,36 @@ def database_config(env: environ.Env, default: str) -> dict:
     return config
 
 
+def replica_configs(env: environ.Env, *, primary: dict, cache: dict) -> dict[str, dict]:
+    """DATABASE_REPLICA_URLS (comma-separated PostgreSQL URLs) as Django database aliases
+    ``replica_1``, ``replica_2``, ...: each read-only, one-second connect timeout, mirrored to
+    the primary in tests. Replicas need PostgreSQL and a shared cache: a project's last write
+    position is kept there, and a cache per process would let another instance read a
+    replica that has not replayed that write."""
+    urls = [url.strip() for url in env.str("DATABASE_REPLICA_URLS", default="").split(",")]
+    urls = [url for url in urls if url]
+    if not urls:
+        return {}
+    if primary["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL.")
+    if not cache["BACKEND"].startswith("django_redis"):
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URLS needs CACHE_URL=redis://, which every instance shares."
+        )
+    replicas = {}
+    for number, url in enumerate(urls, start=1):
+        if urlsplit(url).scheme not in DATABASE_SCHEMES - {"sqlite"}:
+            raise ImproperlyConfigured(f"DATABASE_REPLICA_URLS: {url!r} is not postgres://.")
+        config = env.db_url_config(url)
+        config.setdefault("OPTIONS", {}).setdefault("connect_timeout", 1)
+        config["OPTIONS"].setdefault("options", "-c default_transaction_read_only=on")
+        config.setdefault("CONN_MAX_AGE", primary.get("CONN_MAX_AGE", 0))
+        config.setdefault("CONN_HEALTH_CHECKS", True)
+        config["TEST"] = {"MIRROR": "default"}
+        replicas[f"replica_{number}"] = config
+    return replicas
+
+
 def cache_config(env: environ.Env, default: str) -> dict:
     """Parse CACHE_URL; only local memory and Redis are supported."""
     value = env.str("CACHE_URL", default=default)

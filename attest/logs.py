@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from contextvars import ContextVar
 
+from attest.tracing import current_trace_ids
+
 # The ID the server made for this request: what it logs, records and signs.
 request_id_var: ContextVar[str] = ContextVar("request_id", default="-")
 # The caller's own X-Request-ID, if it sent a usable one: kept beside ours, never instead.
@@ -27,5 +29,11 @@ class RequestIDFilter(logging.Filter):
             request_id = late_id
             client_request_id = getattr(request, "client_request_id", None)
         # As logging.makeRecord stores a call's `extra`: straight into the record's dict.
-        record.__dict__.update(request_id=request_id, client_request_id=client_request_id or "-")
+        trace_id, span_id = current_trace_ids()
+        record.__dict__.update(
+            request_id=request_id,
+            client_request_id=client_request_id or "-",
+            trace_id=trace_id,
+            span_id=span_id,
+        )
         return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
@@ -11,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from attest.errors import error_body
 from attest.logs import client_request_id_var, request_id_var
+from attest.metrics import REQUEST_SECONDS, REQUESTS
 from attest.parsers import NOT_UNICODE, printable
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -90,3 +92,28 @@ class QueryTextMiddleware:
             {"field": name, "errors": [{"field": name, "message": f"The value {NOT_UNICODE}"}]},
         )
         return JsonResponse(body, status=400)
+
+
+class RequestMetricsMiddleware:
+    """Counts and times every answer by the URL pattern's name, never the path.
+
+    A path carries IDs (a fact, a project): as a label each would be a new series, and a
+    caller could grow the metrics without bound. A path no pattern matched is "unmatched".
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        match = request.resolver_match
+        route = (match.view_name or "unnamed") if match is not None else "unmatched"
+        method = request.method if request.method in _METHODS else "other"
+        REQUEST_SECONDS.labels(route, method).observe(time.perf_counter() - started)
+        REQUESTS.labels(route, method, str(response.status_code)).inc()
+        return response
+
+
+# Any other method string a caller sends is one label value, not one series per string.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

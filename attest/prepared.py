@@ -23,8 +23,10 @@ from collections.abc import Callable, Hashable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import connections
 from django.db.models import Model, QuerySet
+
+from attest.replicas import reading_from
 
 _M = TypeVar("_M", bound=Model)
 _Adapt = Callable[[Any], Any]
@@ -76,7 +78,7 @@ class PreparedQuery(Generic[_M]):
 
         ``values`` may leave out arguments a shape does not use (None for the builder).
         """
-        using = DEFAULT_DB_ALIAS
+        using = reading_from()  # a read replica inside attest.replicas.replica_reads
         names = frozenset(values)
         shape_key = (using, connections[using].vendor, key, names)
         shape = self._shapes.get(shape_key)

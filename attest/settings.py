@@ -21,6 +21,7 @@ from attest.config import (
     optional_email,
     positive_number,
     public_base_url,
+    replica_configs,
     request_rate,
     secret_key,
     strict_bool,
@@ -67,6 +68,8 @@ TASKS = {
 }
 
 MIDDLEWARE = [
+    # Outermost: times and counts every answer, whichever layer gave it.
+    "attest.middleware.RequestMetricsMiddleware",
     "attest.middleware.RequestIDMiddleware",
     # Before anything that can answer, so every API answer (errors included) carries CORS.
     "corsheaders.middleware.CorsMiddleware",
@@ -134,6 +137,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(
 # The default cache is per process: nothing a limit depends on is kept in it then (the
 # limiter, trial, capacity and Crossref pacing use the database unless CACHE_URL is Redis).
 CACHES = {"default": cache_config(env, default="locmemcache://attest")}
+
+# Read replicas (DATABASE_REPLICA_URLS): the ledger's reads and the log's proofs may be
+# served from one (attest.replicas); everything else, and every write, uses the primary.
+DATABASES.update(replica_configs(env, primary=DATABASES["default"], cache=CACHES["default"]))
+DATABASE_ROUTERS = ["attest.replicas.ReplicaRouter"]
+# A replica further behind the primary than this many seconds is skipped.
+ATTEST_REPLICA_MAX_LAG = positive_number(env, "ATTEST_REPLICA_MAX_LAG", default=5.0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -294,6 +304,9 @@ ATTEST_UNPAID_IN_FLIGHT = bounded_int(env, "ATTEST_UNPAID_IN_FLIGHT", 2, minimum
 ATTEST_AUDIT_HEAD_INTERVAL = bounded_int(
     env, "ATTEST_AUDIT_HEAD_INTERVAL", 10, minimum=0, maximum=86_400
 )
+# A scraper elsewhere than this host reads /metrics with `Authorization: Bearer <token>`;
+# empty: only loopback may (attest.views.metrics).
+ATTEST_METRICS_TOKEN = env.str("ATTEST_METRICS_TOKEN", default="")
 # Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed; empty: the socket address.
 ATTEST_TRUSTED_PROXIES = ip_network_list(env, "ATTEST_TRUSTED_PROXIES")
 
@@ -314,7 +327,7 @@ LOGGING = {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
             "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s "
-            "%(client_request_id)s",
+            "%(client_request_id)s %(trace_id)s %(span_id)s",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
         "text": {

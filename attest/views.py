@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import sys
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
@@ -15,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from attest.errors import OUTAGE_RETRY_AFTER, error_body, outage_of, too_large_body, unavailable
+from attest.metrics import exposition
 
 
 def landing(request: HttpRequest):
@@ -43,6 +47,32 @@ def healthz(request: Request) -> Response:
             headers={"Retry-After": str(OUTAGE_RETRY_AFTER)},
         )
     return Response({"status": "ok"})
+
+
+def metrics(request: HttpRequest) -> HttpResponse:
+    """GET /metrics: Prometheus text for a scraper on this host or one holding the token.
+
+    Anyone else gets the ordinary 404, so the route's existence is not advertised. A request
+    relayed by a proxy (it carries X-Forwarded-For) is not local, whatever its socket says:
+    behind a load balancer on this host every caller's socket is loopback.
+    """
+    if not _may_scrape(request):
+        return not_found(request)
+    body, content_type = exposition()
+    return HttpResponse(body, content_type=content_type)
+
+
+def _may_scrape(request: HttpRequest) -> bool:
+    token = settings.ATTEST_METRICS_TOKEN
+    offered = request.headers.get("Authorization", "")
+    if token and hmac.compare_digest(offered.encode(), f"Bearer {token}".encode()):
+        return True
+    if "X-Forwarded-For" in request.headers or "Forwarded" in request.headers:
+        return False
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:

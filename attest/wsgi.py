@@ -4,7 +4,11 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from attest.tracing import configure_tracing
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attest.settings")
+# Before the application loads its middleware: the Django instrumentation adds its own.
+configure_tracing()
 application = get_wsgi_application()
 
 # Served processes do what the apps registered for serving before the first request (billing

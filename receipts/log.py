@@ -21,10 +21,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
 from attest.errors import InvalidRequest
+from attest.metrics import LOG_APPEND_SECONDS, LOG_SIZE, timed
+from attest.replicas import serving_replica
 from attest_core import merkle
 from attest_core.canonical import canonical_json
 from receipts.models import LogLeaf, LogNode
@@ -58,6 +60,15 @@ def log_append(
     another fails there and is made again on the new size. No index is shared and none
     skipped.
     """
+    with timed(LOG_APPEND_SECONDS):
+        index = _append(kind, leaf, data, audit_project, audit_seq)
+    LOG_SIZE.set(index + 1)
+    return index
+
+
+def _append(
+    kind: str, leaf: bytes, data: str, audit_project: int | None, audit_seq: int | None
+) -> int:
     leaf_hash = merkle.leaf_hash(leaf)
     row = [kind, data, audit_project, audit_seq, timezone.now()]
     if connection.vendor == "postgresql":
@@ -185,9 +196,9 @@ def _nodes(cursor, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], byt
     return found
 
 
-def log_size() -> int:
-    """How many leaves are committed."""
-    with connection.cursor() as cursor:
+def log_size(*, using: str = DEFAULT_DB_ALIAS) -> int:
+    """How many leaves are committed (in the primary, or in the copy ``using`` names)."""
+    with connections[using].cursor() as cursor:
         cursor.execute('SELECT max("index") FROM receipts_logleaf')
         last = cursor.fetchone()[0]
     return 0 if last is None else last + 1
@@ -196,9 +207,9 @@ def log_size() -> int:
 _Built = TypeVar("_Built")
 
 
-def _read(build: Callable[[merkle.NodeReader], _Built]) -> _Built:
+def _read(build: Callable[[merkle.NodeReader], _Built], *, using: str = DEFAULT_DB_ALIAS) -> _Built:
     """Run a proof or root builder over the nodes it needs, fetched in one query."""
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         found = _nodes(cursor, merkle.needed_nodes(build))
     return build(lambda level, index: found[(level, index)])
 
@@ -230,21 +241,34 @@ def _within_head(value: int, name: str, size: int) -> None:
         )
 
 
+def _proof_source(needed: int, name: str) -> str:
+    """Where a proof over the first ``needed`` leaves is read: a read replica whose copy
+    holds them all (leaves and their nodes never change once written), else the primary,
+    which also answers a size past the head."""
+    replica = serving_replica(None)
+    if replica is not None and log_size(using=replica) >= needed:
+        return replica
+    _within_head(needed, name, log_size())
+    return DEFAULT_DB_ALIAS
+
+
 def inclusion_proof(*, index: int, tree_size: int) -> dict:
     """RFC 9162 inclusion proof of leaf ``index`` in the tree of ``tree_size`` leaves."""
-    _within_head(tree_size, "tree_size", log_size())
     if index >= tree_size:
+        _within_head(tree_size, "tree_size", log_size())
         raise InvalidRequest(f"index {index} is not below tree_size {tree_size}.", field="index")
-    path = _read(lambda node: merkle.inclusion_path(index, tree_size, node))
+    source = _proof_source(tree_size, "tree_size")
+    path = _read(lambda node: merkle.inclusion_path(index, tree_size, node), using=source)
     return {"leaf_index": index, "tree_size": tree_size, "audit_path": _b64(path)}
 
 
 def consistency_proof(*, first: int, second: int) -> dict:
     """RFC 9162 consistency proof that the tree of ``second`` leaves extends ``first``."""
-    _within_head(second, "second", log_size())
     if first > second:
+        _within_head(second, "second", log_size())
         raise InvalidRequest(f"first {first} is past second {second}.", field="first")
-    proof = _read(lambda node: merkle.consistency_path(first, second, node))
+    source = _proof_source(second, "second")
+    proof = _read(lambda node: merkle.consistency_path(first, second, node), using=source)
     return {"first": first, "second": second, "proof": _b64(proof)}
 
 

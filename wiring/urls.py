@@ -7,7 +7,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from attest import views
-from wiring import dashboard, docs, llms
+from wiring import dashboard, docs, llms, readiness
 
 
 @csrf_exempt
@@ -22,6 +22,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", readiness.readyz, name="readyz"),
+    path("metrics", views.metrics, name="metrics"),
     path("llms.txt", llms.llms_txt, name="llms-txt"),
     path("mcp", mcp_endpoint, name="mcp"),
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),

@@ -13,6 +13,7 @@ from django.http import HttpResponse
 from x402 import PaymentPayload, PaymentRequirements
 from x402.http import PAYMENT_SIGNATURE_HEADER
 
+from attest.metrics import PAYMENTS_FAILED, PAYMENTS_VERIFIED
 from billing.core.payment_header import (
     MalformedAuthorization,
     decode_payment,
@@ -200,13 +201,16 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
         verified = server.verify_payment(payload, matched)
     except FACILITATOR_ERRORS as exc:
         logger.warning("billing.verify_failed", extra={"error": str(exc)})
+        PAYMENTS_FAILED.labels("verify", "facilitator_unavailable").inc()
         raise FacilitatorUnavailable(details={"reason": "verify_failed"}) from exc
     if not verified.is_valid:
+        PAYMENTS_FAILED.labels("verify", (verified.invalid_reason or "payment_invalid")[:64]).inc()
         raise refusal_error(
             reason=verified.invalid_reason or "payment_invalid",
             message="The payment did not verify; see details.reason.",
             **refuse,
         )
+    PAYMENTS_VERIFIED.labels(route.name).inc()
     by_id: _ById = {
         "payment_id": payment_id,
         "payer": authorization.payer,

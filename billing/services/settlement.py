@@ -12,10 +12,11 @@ from x402.http import encode_payment_response_header
 from x402.schemas import SettleResponse
 
 from attest.errors import AttestError
+from attest.metrics import PAYMENTS_FAILED, PAYMENTS_SETTLED, PRICED_CALLS
 from billing.exceptions import FacilitatorUnavailable, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_server
 from billing.models import PaidAnswer, PaymentClaim, Settlement
-from billing.pricing import priced_route
+from billing.pricing import RAIL, priced_route
 from billing.recorders import answer_delivered, answer_withheld
 from billing.services.answers import (
     RenderedAnswer,
@@ -36,8 +37,14 @@ State = PaymentClaim.State
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, FacilitatorUnavailable)
 
 
+def _count_call(call: PricedCall, *, result: str, reason: str) -> None:
+    rail = "none" if call.payment is None else RAIL
+    PRICED_CALLS.labels(call.route.name, result, reason, call.tier, rail).inc()
+
+
 def call_release(*, call: PricedCall, outcome: str) -> None:
     """The outcome is not charged: give back the trial call or free the authorization."""
+    _count_call(call, result="uncharged", reason=outcome)
     if call.payment is None:
         trial_refund(client_ip=call.client_ip, day=call.day)
         return
@@ -51,6 +58,7 @@ def call_release(*, call: PricedCall, outcome: str) -> None:
 
 
 def call_record_trial_use(*, call: PricedCall) -> None:
+    _count_call(call, result="charged", reason="answered")
     trial_record_use(
         client_ip=call.client_ip, day=call.day, route=call.route.name, request_id=call.request_id
     )
@@ -89,6 +97,12 @@ def call_settle_paid(*, call: PricedCall, rendered: RenderedAnswer) -> PaidAnswe
     try:
         result = _settle(claim, payment.payload, payment.requirements, first=True)
     except AttestError as exc:  # refused, unreachable, pending (or over the unpaid limit)
+        # Pending: the money may have moved, so the call is neither charged nor free yet.
+        _count_call(
+            call,
+            result="pending" if isinstance(exc, SettlementPending) else "uncharged",
+            reason=exc.code,
+        )
         answer_withheld(
             route=call.route.name,
             request_id=claim.request_id,
@@ -97,6 +111,7 @@ def call_settle_paid(*, call: PricedCall, rendered: RenderedAnswer) -> PaidAnswe
         )
         raise
     answer_mark_settled(answer, payment_response=encode_payment_response_header(result))
+    _count_call(call, result="charged", reason="answered")
     return answer
 
 
@@ -156,6 +171,7 @@ def _settle(
     try:
         result = resource_server().settle_payment(payload, requirements)
     except _NOT_SENT as exc:
+        PAYMENTS_FAILED.labels("settle", "unreachable").inc()
         _record(
             claim,
             SettleResponse(
@@ -172,6 +188,7 @@ def _settle(
         # Sent, but no answer we can read (a timeout, a 500, a closed connection): the money
         # may have moved, so the claim and the answer wait for a retry to reconcile them.
         logger.warning("billing.settle_pending", extra={"error": str(exc)})
+        PAYMENTS_FAILED.labels("settle", "settlement_pending").inc()
         _record(
             claim,
             SettleResponse(
@@ -188,6 +205,7 @@ def _settle(
     already_paid = not first and result.error_reason == ERR_NONCE_ALREADY_USED
     if result.success or already_paid:
         claim_finish(claim, state=State.SETTLED, outcome="charged")
+        PAYMENTS_SETTLED.labels(claim.route).inc()
         logger.info(
             "billing.settled",
             extra={"route": claim.route, "payer": claim.payer, "transaction": result.transaction},
@@ -197,6 +215,7 @@ def _settle(
         # A reconciliation refused for another reason (say, the authorization has expired)
         # cannot prove the first settle failed: the claim stays pending for staff, and
         # releasing it could let one payment serve two calls.
+        PAYMENTS_FAILED.labels("settle", "settlement_pending").inc()
         claim_finish(claim, state=State.PENDING, outcome="settlement_pending")
         raise SettlementPending(
             details={
@@ -204,6 +223,7 @@ def _settle(
                 "transaction": result.transaction,
             }
         )
+    PAYMENTS_FAILED.labels("settle", (result.error_reason or "settlement_refused")[:64]).inc()
     claim_finish(claim, state=State.RELEASED, outcome=f"settle_refused:{result.error_reason}")
     answer_discard(claim)
     raise refusal_error(

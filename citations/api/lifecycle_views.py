@@ -132,6 +132,7 @@ class ErasuresView(LedgerView):
 
 class SubjectExportView(LedgerView):
     operations = {"GET": "subject.export"}
+    read_methods = frozenset({"GET"})
 
     @extend_schema(
         summary="Export everything about a subject",

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from attest.errors import NotFound, RateLimited, client_code
 from attest.ratelimit import rate_limit
 from attest.rendering import rendered
+from attest.replicas import record_write
 from attest.schema import route_error_responses
 from citations.api import route_errors
 from citations.api import serializers as s
@@ -75,8 +76,18 @@ class LedgerView(APIView):
                 },
             )
 
+    # Methods that only read the ledger (their audit event aside): they may be served by a
+    # read replica, and leave no write position behind (attest.replicas).
+    read_methods: frozenset[str] = frozenset()
+
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
+        principal = getattr(request, "_user", None)
+        project = getattr(principal, "project", None)
+        wrote = response.status_code < 400 and request.method not in self.read_methods
+        if project is not None and wrote:
+            # Committed by now: a replica serves this project only once past it.
+            record_write(str(project.pk))
         for name, value in getattr(request, "rate_limit_headers", {}).items():
             response.setdefault(name, value)
         return response
@@ -202,6 +213,7 @@ class ObservationsView(LedgerView):
 
 class RecallView(LedgerView):
     operations = {"POST": "facts.recall"}
+    read_methods = frozenset({"POST"})
 
     @extend_schema(
         summary="Recall facts about a subject",
@@ -241,6 +253,7 @@ class RecallView(LedgerView):
 
 class ResolveView(LedgerView):
     operations = {"POST": "citation.resolve"}
+    read_methods = frozenset({"POST"})
 
     def audited_ids(self, request: Request) -> list[str]:
         data = request.data if isinstance(request.data, dict) else {}
@@ -325,6 +338,7 @@ class FactRetractView(LedgerView):
 
 class FactsView(LedgerView):
     operations = {"GET": "facts.list", "POST": "fact.author"}
+    read_methods = frozenset({"GET"})
 
     @extend_schema(
         summary="Record inventory",
@@ -427,6 +441,7 @@ class FactsView(LedgerView):
 
 class PredicatesView(LedgerView):
     operations = {"GET": "predicates.list", "POST": "predicate.declare"}
+    read_methods = frozenset({"GET"})
 
     @extend_schema(
         summary="List the predicates",

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from attest.errors import AttestError, NotFound
+from attest.metrics import LEDGER_FACTS, LEDGER_INGESTS
 from attest.prepared import PreparedQuery
 from citations.extract.extractor import Correction, Extraction, correction_target, read
 from citations.models import (
@@ -155,6 +156,9 @@ def observations_ingest(
             source_count=len(result.observations),
             request_id=request_id,
         )
+    LEDGER_INGESTS.inc()
+    for item in result.facts:
+        LEDGER_FACTS.labels(item.change).inc()
     return result
 
 

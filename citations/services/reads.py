@@ -8,9 +8,11 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import IsolationLevel
 
+from attest.metrics import LEDGER_RECALLS, LEDGER_RESOLVES
+from attest.replicas import replica_reads
 from citations.models import Project
 from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
@@ -27,7 +29,7 @@ from citations.services.predicates import predicate_cardinality
 
 
 @contextmanager
-def read_snapshot() -> Iterator[None]:
+def read_snapshot(*, replica_for: Project | None = None) -> Iterator[None]:
     """One transaction whose reads all see the same committed state.
 
     On PostgreSQL the default READ COMMITTED lets each statement see a newer
@@ -36,9 +38,23 @@ def read_snapshot() -> Iterator[None]:
     travels in the transaction's own BEGIN (no statement of its own). Inside an
     enclosing transaction (tests, or a caller's own) that one decides. SQLite
     transactions are serialised already.
+
+    With ``replica_for``, a read replica that has replayed the project's last write may
+    serve the block (attest.replicas); a block that writes must not pass it.
     """
+    if replica_for is None:
+        with _snapshot(DEFAULT_DB_ALIAS):
+            yield
+        return
+    with replica_reads(str(replica_for.pk)) as alias, _snapshot(alias):
+        yield
+
+
+@contextmanager
+def _snapshot(alias: str) -> Iterator[None]:
+    connection = connections[alias]
     if connection.in_atomic_block or connection.vendor != "postgresql":
-        with transaction.atomic():
+        with transaction.atomic(using=alias):
             yield
         return
     connection.ensure_connection()
@@ -46,7 +62,7 @@ def read_snapshot() -> Iterator[None]:
     saved = driver.isolation_level, driver.read_only
     driver.isolation_level, driver.read_only = IsolationLevel.REPEATABLE_READ, True
     try:
-        with transaction.atomic():
+        with transaction.atomic(using=alias):
             yield
     finally:
         if not driver.closed:
@@ -64,7 +80,7 @@ def citation_resolve(
     request_id: str = "",
 ) -> ResolvedCitation:
     """Resolve a fact ID (see selectors.resolved_citation) and audit how many sources left."""
-    with read_snapshot():
+    with read_snapshot(replica_for=project):
         resolved = resolved_citation(
             project=project, fact_id=fact_id, limit=limit, known_at=known_at, after=after
         )
@@ -76,6 +92,7 @@ def citation_resolve(
         source_count=resolved.source_count,
         request_id=request_id,
     )
+    LEDGER_RESOLVES.inc()
     return resolved
 
 
@@ -95,7 +112,7 @@ def facts_recall(
     """Recall facts (see selectors.recalled_facts) and audit which IDs were returned."""
     if predicate is not None:
         predicate_cardinality(project=project, name=predicate)  # 400 for an unknown one
-    with read_snapshot():
+    with read_snapshot(replica_for=project):
         page = recalled_facts(
             project=project,
             subject_id=subject_id,
@@ -114,6 +131,7 @@ def facts_recall(
         source_count=len(page.facts),
         request_id=request_id,
     )
+    LEDGER_RECALLS.inc()
     return page
 
 
@@ -131,7 +149,7 @@ def facts_list(
     """The record inventory (see selectors.fact_inventory), audited like recall."""
     if predicate is not None:
         predicate_cardinality(project=project, name=predicate)  # 400 for an unknown one
-    with read_snapshot():
+    with read_snapshot(replica_for=project):
         page = fact_inventory(
             project=project,
             subject_id=subject_id,

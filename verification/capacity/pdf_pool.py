@@ -137,6 +137,7 @@ def _start_reads(
     for token in [t for t in free if t in turns][: len(unread)]:
         index = unread.popleft()
         place.renew([token])  # its lease runs from this read's start
+        place.turn_came()
         future = pool.schedule(pdf_text, args=(blobs[index],), timeout=PDF_SECONDS)
         reading[future] = (token, index)
         started += 1

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from attest.errors import OverCapacity, RateLimited
+from attest.metrics import QUEUE_DEPTH, QUEUE_WAIT_SECONDS
 from billing.trial import trial_bucket
 from verification.capacity import limits
 from verification.capacity.shared_state import change_state, read_state
@@ -98,6 +99,14 @@ class QueuePlace:
     queue: SharedQueue
     tokens: list[str]
     left: set[str] = field(default_factory=set)
+    joined_at: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        QUEUE_DEPTH.labels(self.queue.name).inc(len(self.tokens))
+
+    def turn_came(self) -> None:
+        """A place's turn to work came: how long it waited (one observation per place)."""
+        QUEUE_WAIT_SECONDS.labels(self.queue.name).observe(time.monotonic() - self.joined_at)
 
     def turns(self) -> set[str]:
         """The tokens (not yet left) whose turn to work has come."""
@@ -112,6 +121,7 @@ class QueuePlace:
             if time.monotonic() > deadline:
                 raise self.queue.full()
             time.sleep(POLL_SECONDS)
+        self.turn_came()
 
     def renew(self, tokens: list[str]) -> None:
         """Start these places' leases again: a place that reads one PDF after another."""
@@ -129,6 +139,7 @@ class QueuePlace:
         if not going:
             return
         self.left.update(going)
+        QUEUE_DEPTH.labels(self.queue.name).dec(len(going))
 
         def drop(holders):
             remaining = limits.queue_leave(holders, going, now=clock())

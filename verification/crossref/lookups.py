@@ -39,6 +39,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from attest.errors import CACHE_OUTAGES
+from attest.metrics import CROSSREF_LOOKUPS
 from verification.crossref.pace import crossref_turn
 from verification.engine.crossref import (
     CrossrefWork,
@@ -247,6 +248,7 @@ def _lookup(doi: str, *, tier: str, request_id: str, deadline: float) -> Crossre
         # is made. An answer already had (the turn failed only on its way out) stands.
         if outcome is None:
             outcome = CrossrefOutcome(doi=doi, status=SKIPPED, reason=UNAVAILABLE)
+    CROSSREF_LOOKUPS.labels(outcome.status, outcome.reason or "").inc()
     CrossrefLookup.objects.create(
         request_id=request_id[:128],
         doi=doi,

@@ -28,6 +28,7 @@ import httpx
 from django.conf import settings
 
 from attest.errors import AttestError, Blocked, Unprocessable
+from attest.tracing import traced_transport
 from verification.network.addresses import (
     REASON_WORDS,
     InvalidURL,
@@ -458,7 +459,10 @@ def fetch(
         try:
             with (
                 httpx.Client(
-                    transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
+                    transport=traced_transport(transport),
+                    trust_env=False,
+                    follow_redirects=False,
+                    timeout=timeout,
                 ) as client,
                 client.stream("GET", target.url, headers=headers) as response,
             ):
@@ -536,7 +540,10 @@ def fetch_api(
     try:
         with (
             httpx.Client(
-                transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
+                transport=traced_transport(transport),
+                trust_env=False,
+                follow_redirects=False,
+                timeout=timeout,
             ) as client,
             client.stream(
                 "GET", parsed.url, headers={**headers, "Accept-Encoding": ACCEPT_ENCODING}

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from attest.errors import NotOnEdge
+from attest.metrics import FETCH_SECONDS, FETCHES
 from attest_core.normalise import Normalised, normalise
 from verification.capacity.pdf_pool import PdfTimeout, read_pdfs
 from verification.engine.classify import Verdict, advice_for, classify_html
@@ -150,6 +151,9 @@ def build_pages(fetched: list[FetchResult], *, edge: bool) -> list[Page]:
     for (page, answer), outcome in zip(pdfs, outcomes, strict=True):
         _finish_pdf_page(page, answer, outcome)
         page.extract_ms += reading_ms
+    for page, answer in zip(pages, fetched, strict=True):
+        FETCHES.labels(page.content_kind).inc()
+        FETCH_SECONDS.labels(page.content_kind).observe(answer.elapsed_ms / 1000)
     return pages
 
 
