@@ -104,6 +104,32 @@ def test_a_paid_call_is_one_trace_continuing_the_callers(traced_service):
     ), lines[-5:]
 
 
+def test_an_mcp_tool_call_continues_the_trace_its_meta_names(traced_service):
+    base, collector, _log = traced_service
+    trace_id, caller_span = secrets.token_hex(16), secrets.token_hex(8)
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "check_receipt",
+            "arguments": {"receipt": "not.a.receipt"},
+            "_meta": {"traceparent": f"00-{trace_id}-{caller_span}-01"},
+        },
+    }
+    answered = httpx.post(f"{base}/mcp", json=message, timeout=60)
+    assert answered.status_code == 200, answered.text
+
+    def tool_span(spans) -> bool:
+        return any(s.name == "tools/call check_receipt" for s in spans)
+
+    spans = collector.trace(trace_id, until=tool_span)
+    tools = [s for s in spans if s.name == "tools/call check_receipt"]
+    assert len(tools) == 1, [s.name for s in spans]
+    assert tools[0].parent_span_id == caller_span  # the caller's span, named in _meta
+    assert {s.trace_id for s in spans} == {trace_id}
+
+
 @pytest.mark.parametrize(
     ("environ", "on"),
     [

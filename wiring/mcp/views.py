@@ -45,6 +45,7 @@ from x402.http import (
 from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
 
 from attest.errors import error_body
+from attest.tracing import continued_span
 from billing.pricing import priced_route
 from verification.engine.pace import retry_after_seconds
 from wiring.mcp import protocol
@@ -137,7 +138,12 @@ def _call_tool(message: Message, request: HttpRequest) -> dict[str, Any]:
         inner, kwargs = route_request(request, tool, arguments, message.meta)
     except _Refused as refused:
         return _tool_result(JsonResponse(refused.body, status=400), tool, message)
-    return _tool_result(_view(tool)(inner, **kwargs), tool, message)
+    # The route's view is called directly, past the tracing middleware: the call is a span of
+    # its own, continuing the trace a traceparent in _meta named (nothing when tracing is off).
+    carrier = {name.lower(): value for name, value in inner.headers.items()}
+    with continued_span(f"tools/call {tool.name}", carrier):
+        response = _view(tool)(inner, **kwargs)
+    return _tool_result(response, tool, message)
 
 
 _HANDSHAKE_METHODS: dict[str, Callable[[Message, HttpRequest], dict[str, Any]]] = {
