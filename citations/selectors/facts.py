@@ -351,7 +351,7 @@ class FactPage:
     next: dict[str, str] | None = None
 
 
-def _bad_after() -> InvalidRequest:
+def bad_after() -> InvalidRequest:
     return InvalidRequest(
         "after must be the next value of the previous page, unchanged.", field="after"
     )
@@ -456,7 +456,7 @@ def recalled_facts(
     try:
         position = position_after(after, scope=scope, shape=(str, str, str))
     except BadCursor:
-        raise _bad_after() from None
+        raise bad_after() from None
     now = timezone.now()
     as_of_known = known_at is not None
     known_at = known_at or now
@@ -507,7 +507,7 @@ def fact_inventory(
     try:
         position = position_after(after, scope=scope, shape=(str, str))
     except BadCursor:
-        raise _bad_after() from None
+        raise bad_after() from None
     later = FactVersion.objects.filter(fact=OuterRef("fact"), seq__gt=OuterRef("seq"))
     versions = (
         FactVersion.objects.for_project(project)
