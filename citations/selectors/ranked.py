@@ -44,9 +44,17 @@ RANKED_MAX_LIMIT = 100
 
 # Snowball's English stop words, the list PostgreSQL's 'english' configuration drops
 # (tsearch_data/english.stop): SQLite's FTS5 has none, so the question loses the same.
-ENGLISH_STOP_WORDS = frozenset(
-    ["i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself", "it", "its", "itself", "they", "them", "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or", "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against", "between", "into", "through", "during", "before", "after", "above", "below", "to", "from", "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than", "too", "very", "s", "t", "can", "will", "just", "don", "should", "now"]
-)
+_SNOWBALL_ENGLISH = """
+i me my myself we our ours ourselves you your yours yourself yourselves he him his
+himself she her hers herself it its itself they them their theirs themselves what
+which who whom this that these those am is are was were be been being have has had
+having do does did doing a an the and but if or because as until while of at by for
+with about against between into through during before after above below to from up
+down in out on off over under again further then once here there when where why how
+all any both each few more most other some such no nor not only own same so than too
+very s t can will just don should now
+"""
+ENGLISH_STOP_WORDS = frozenset(_SNOWBALL_ENGLISH.split())
 
 _PG_SCORES = """
 SELECT search.fact_id, ts_rank_cd(search.vector, question.query, 32)
