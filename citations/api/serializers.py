@@ -924,7 +924,11 @@ class ChangeOut(serializers.Serializer):
 class ChangesOut(serializers.Serializer):
     changes = ChangeOut(many=True)
     next = CursorOut(
-        required=False, help_text="Send back unchanged as `after`; absent on the last page."
+        required=False,
+        help_text=(
+            "After this page's last change: send back unchanged as `after`, now or later. "
+            "Absent when the page has no changes (ask again with the same `after`)."
+        ),
     )
 
     def to_representation(self, instance):

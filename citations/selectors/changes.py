@@ -60,7 +60,8 @@ def change_feed(
     after: Any = None,
 ) -> ChangePage:
     """The project's changes in commit order (``seq``), optionally one subject's, a page at
-    a time. An erased subject's own feed is empty, as an unknown subject's is."""
+    a time: every page with changes has a ``next`` to read on from, now or later. An
+    erased subject's own feed is empty, as an unknown subject's is."""
     scope = "changes:" + json.dumps([subject_id])
     try:
         position = position_after(after, scope=scope, shape=(int,))
@@ -86,9 +87,10 @@ def change_feed(
         rows = rows.filter(subject__external_id=subject_id, subject__erased_at__isnull=True)
     if position is not None:
         rows = rows.filter(seq__gt=position[0])
-    found = list(rows[: limit + 1])
-    page = [_change_view(row) for row in found[:limit]]
-    if len(found) <= limit:
+    page = [_change_view(row) for row in rows[:limit]]
+    # A feed has no last page: any page with changes hands out the cursor after its last
+    # one, to read on from now or later; an empty page has none (send the same after).
+    if not page:
         return ChangePage(page)
     return ChangePage(page, next_page(scope=scope, position=[page[-1].id]))
 
