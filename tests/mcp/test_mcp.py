@@ -45,6 +45,8 @@ LEDGER_TOOLS = {
     "record_fact",
     "retract_fact",
     "list_facts",
+    "list_changes",
+    "list_subjects",
 }
 
 
