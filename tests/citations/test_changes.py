@@ -40,7 +40,9 @@ def test_the_feed_lists_each_lifecycle_event_once_in_commit_order(ledger):
     tea = fact_id(ledger, "u", "likes", "green tea")
     retract = ledger.client.post(f"/v1/facts/{tea}/retract", {"reason": "joke"}, format="json")
     assert retract.status_code == 200
-    rebuilt = ledger.client.post("/v1/rebuilds", {"subject": "u", "message_id": "m2"}, format="json")
+    rebuilt = ledger.client.post(
+        "/v1/rebuilds", {"subject": "u", "message_id": "m2"}, format="json"
+    )
     assert rebuilt.status_code == 201, rebuilt.content
     munich_again = fact_id(ledger, "u", "lives_in", "Munich")
     erased = ledger.client.post("/v1/erasures", {"subject": "u", "message_id": "m1"}, format="json")
