@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from attest_client import Attest
 from attest_client import types as t
-
 from tests.clients.test_cli import attest
 from tests.clients.test_client import assert_shape
 
