@@ -9,6 +9,7 @@ from citations.extract.predicates import BUILTIN_NAMES
 from citations.models import Fact, FactSearch
 from citations.selectors.ranked import fts5_question
 from citations.vocabulary import BUILTIN_SYNONYMS, builtin_vocabularies
+from tests.citations.scan import columns_holding
 
 pytestmark = pytest.mark.django_db
 
@@ -163,6 +164,8 @@ def test_erasure_removes_the_indexed_text(chatty):
     for word in ("munich", "berlin", "peanut", "rex", "acm"):
         assert word not in text
     assert not FactSearch.objects.exists()
+    # Nor in the index's own storage (FTS5's segment rows on SQLite).
+    assert columns_holding("Munich", "peanuts") == []
     assert ranked(chatty.recall("u", query="where does she live")) == []
 
 
