@@ -56,14 +56,18 @@ very s t can will just don should now
 """
 ENGLISH_STOP_WORDS = frozenset(_SNOWBALL_ENGLISH.split())
 
+# The question's tsquery is an InitPlan (computed once) and the subject a bigint like the
+# column (btree_gin compares like types only), so the GIN index on (subject, vector) takes
+# both conditions.
 _PG_SCORES = """
-SELECT search.fact_id, ts_rank_cd(search.vector, question.query, 32)
-FROM citations_factsearch AS search, (
+WITH question AS (
     SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), ''))
         AS query
     FROM unnest(to_tsvector('english', %(question)s))
-) AS question
-WHERE search.subject_id = %(subject)s AND search.vector @@ question.query
+)
+SELECT search.fact_id, ts_rank_cd(search.vector, (SELECT query FROM question), 32)
+FROM citations_factsearch AS search
+WHERE search.subject_id = %(subject)s::bigint AND search.vector @@ (SELECT query FROM question)
 """
 
 # body (statement and value) weighs 1, the predicate's words 0.4: PostgreSQL's A and B.
