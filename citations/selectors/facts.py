@@ -365,7 +365,6 @@ def _recall_versions(
     known_at: datetime,
     valid_at: datetime,
     predicate: str | None = None,
-    query: str | None = None,
     last_predicate: str | None = None,
     last_from: datetime | None = None,
     last_id: str | None = None,
@@ -389,10 +388,6 @@ def _recall_versions(
     )
     if predicate:
         versions = versions.filter(predicate=predicate)
-    if query:
-        versions = versions.filter(
-            Q(fact__statement__icontains=query) | Q(fact__value__icontains=query)
-        )
     if last_predicate is not None:
         versions = versions.filter(
             Q(predicate__gt=last_predicate)
@@ -402,9 +397,8 @@ def _recall_versions(
     return versions[offset : offset + size]
 
 
-# Compiled once per shape (see attest.prepared). A shape with ``query`` (a LIKE pattern
-# made of it) or a cursor's ``last_id`` (a string Django reads as a UUID) is compiled
-# each time, as before.
+# Compiled once per shape (see attest.prepared). A shape with a cursor's ``last_id`` (a
+# string Django reads as a UUID) is compiled each time, as before.
 _RECALL_VERSIONS = PreparedQuery(
     _recall_versions,
     project=int,
@@ -412,7 +406,6 @@ _RECALL_VERSIONS = PreparedQuery(
     known_at=datetime,
     valid_at=datetime,
     predicate=str,
-    query=str,
     last_predicate=str,
     last_from=datetime,
     last_id=str,
@@ -448,8 +441,23 @@ def recalled_facts(
 
     Both default to now; a ``known_at`` alone also sets ``valid_at`` (what was believed
     true at that time). An end date recorded after ``known_at`` is not shown. Pages go
-    by predicate, then latest start first.
+    by predicate, then latest start first; with ``query``, by relevance to it
+    (citations.selectors.ranked).
     """
+    if query:
+        # Imported here: the ranked module builds on this one's fact views.
+        from citations.selectors.ranked import ranked_facts
+
+        return ranked_facts(
+            project=project,
+            subject_id=subject_id,
+            query=query,
+            predicate=predicate,
+            valid_at=valid_at,
+            known_at=known_at,
+            limit=limit,
+            after=after,
+        )
     scope = "recall:" + json.dumps(
         [subject_id, predicate, query, iso_utc(valid_at), iso_utc(known_at)]
     )
@@ -464,8 +472,6 @@ def recalled_facts(
     values: dict[str, Any] = {"subject": subject_id, "known_at": known_at, "valid_at": valid_at}
     if predicate:
         values["predicate"] = predicate
-    if query:
-        values["query"] = query
     if position is not None:
         values["last_predicate"], values["last_id"] = position[0], position[2]
         values["last_from"] = parse_datetime(position[1])

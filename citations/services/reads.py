@@ -31,7 +31,6 @@ from citations.selectors.changes import (
     change_feed,
     subject_list,
 )
-from citations.selectors.ranked import ranked_facts
 from citations.services.audit import audit_record
 from citations.services.predicates import predicate_cardinality
 
@@ -102,13 +101,12 @@ def facts_recall(
     after: Any = None,
     request_id: str = "",
 ) -> FactPage:
-    """Recall facts and audit which IDs were returned: ranked by ``query`` when there is one
-    (see selectors.ranked.ranked_facts), else in recall's order (selectors.recalled_facts)."""
+    """Recall facts (see selectors.recalled_facts; ranked when there is a ``query``) and
+    audit which IDs were returned."""
     if predicate is not None:
         predicate_cardinality(project=project, name=predicate)  # 400 for an unknown one
-    read = ranked_facts if query else recalled_facts
     with read_snapshot():
-        page = read(
+        page = recalled_facts(
             project=project,
             subject_id=subject_id,
             predicate=predicate,
