@@ -54,10 +54,13 @@ def main() -> None:
     print(
         f"{connection.vendor}: recall@3 {result.score:.3f} ({result.hits}/{result.questions} "
         f"questions, {len(conversations)} conversations, {messages} messages, {path.name}); "
-        f"{per_question:.1f} ms a question, load average {os.getloadavg()[0]:.1f}"
+        f"{result.ranking_score:.3f} ({result.held_hits}/{result.held}) of those whose "
+        f"answer the extractor stored; {per_question:.1f} ms a question, "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     for miss in result.misses:
-        print(f"  miss: {miss['subject']}: {miss['question']!r} → {miss['answer']}")
+        stored = "" if miss["held"] else " (answer not stored)"
+        print(f"  miss: {miss['subject']}: {miss['question']!r} → {miss['answer']}{stored}")
         for predicate, value, score in miss["top"]:
             print(f"        {score:.3f} {predicate} {value!r}")
 

@@ -76,7 +76,7 @@ BUILTIN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "uses_tool": ("software", "app", "editor", "product", "tools", "setup"),
     "prefers": ("preference", "rather", "choice", "settings", "prefer"),
     "likes": ("enjoy", "love", "fond", "fan", "into", "like", "interests"),
-    "dislikes": ("hate", "can't stand", "avoid", "dislike", "not a fan", "annoy"),
+    "dislikes": ("hate", "can't stand", "avoid", "dislike", "not a fan", "annoy", "doesn't like"),
     "hobby": ("pastime", "free time", "spare time", "weekend", "fun", "hobbies"),
     "favourite_colour": ("favorite color", "colour", "color"),
     "favourite_food": ("favorite food", "dish", "meal", "eat", "cuisine"),

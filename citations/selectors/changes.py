@@ -12,7 +12,7 @@ from django.db.models import Count, Max
 
 from citations.cursor import BadCursor, next_page, position_after
 from citations.models import Fact, FactChange, Observation, Project, Subject
-from citations.selectors.facts import bad_after
+from citations.selectors.fact_views import bad_after
 
 CHANGES_DEFAULT_LIMIT = 50
 CHANGES_MAX_LIMIT = 200

@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from citations.cursor import BadCursor, next_page, position_after
 from citations.models import FactVersion, Project, Subject
-from citations.selectors.facts import FactPage, FactView, bad_after, fact_view, iso_utc
+from citations.selectors.fact_views import FactPage, FactView, bad_after, fact_view, iso_utc
 
 RANKED_DEFAULT_LIMIT = 20
 RANKED_MAX_LIMIT = 100

@@ -17,7 +17,7 @@ def test_every_question_of_the_sample_is_answered_in_the_top_three(ledger):
     result = recall_at_3(ledger.client, load(SAMPLE))
     assert result.questions == 4
     assert result.misses == []
-    assert result.score == 1.0
+    assert result.score == 1.0 and (result.held, result.ranking_score) == (4, 1.0)
 
 
 def test_a_question_whose_answer_is_not_held_is_a_miss(ledger):
@@ -30,5 +30,5 @@ def test_a_question_whose_answer_is_not_held_is_a_miss(ledger):
         }
     ]
     result = ask(ledger.client, conversations)
-    assert (result.questions, result.hits) == (1, 0)
+    assert (result.questions, result.hits, result.held) == (1, 0, 0)
     assert result.misses[0]["top"][0][:2] == ("lives_in", "York")
