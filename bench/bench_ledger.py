@@ -344,18 +344,16 @@ def _index_for_search() -> list[tuple[float, str]]:
 QUESTION = "where does she live now?"
 
 
-def _ranked_plan(subject: str) -> str:
+def _ranked_plan(project_pk: int, subject: str) -> str:
     """EXPLAIN ANALYZE of a ranked recall's search statement for one subject."""
     from django.db import connection
 
     from citations.selectors.ranked import _PG_SCORES
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT id FROM citations_subject WHERE external_id = %s", [subject])
-        (subject_pk,) = cursor.fetchone()
         cursor.execute(
             "EXPLAIN (ANALYZE, BUFFERS) " + _PG_SCORES,
-            {"question": QUESTION, "subject": subject_pk},
+            {"question": QUESTION, "project": project_pk, "subject": subject},
         )
         return "\n".join(row[0] for row in cursor.fetchall())
 
@@ -446,7 +444,7 @@ def main() -> None:
             facts = response.json()["facts"]
             assert response.status_code == 200 and facts[0]["predicate"] == "lives_in", facts
 
-        plan = _ranked_plan(rng.choice(subjects))
+        plan = _ranked_plan(project.pk, rng.choice(subjects))
         print("ranked recall's search, EXPLAIN ANALYZE:\n  " + plan.replace("\n", "\n  "))
         assert SEARCH_INDEX in plan, "the ranked search does not use the GIN index"
 

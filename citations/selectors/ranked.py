@@ -36,7 +36,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from citations.cursor import BadCursor, next_page, position_after
-from citations.models import FactVersion, Project, Subject
+from citations.models import FactVersion, Project
 from citations.selectors.fact_views import FactPage, FactView, bad_after, fact_view, iso_utc
 
 RANKED_DEFAULT_LIMIT = 20
@@ -56,9 +56,9 @@ very s t can will just don should now
 """
 ENGLISH_STOP_WORDS = frozenset(_SNOWBALL_ENGLISH.split())
 
-# The question's tsquery is an InitPlan (computed once) and the subject a bigint like the
-# column (btree_gin compares like types only), so the GIN index on (subject, vector) takes
-# both conditions.
+# The question's tsquery and the subject's ID are InitPlans (computed once, the ID a bigint
+# like the column: btree_gin compares like types only), so the GIN index on
+# (subject, vector) takes both conditions. An unknown or erased subject matches nothing.
 _PG_SCORES = """
 WITH question AS (
     SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), ''))
@@ -67,7 +67,9 @@ WITH question AS (
 )
 SELECT search.fact_id, ts_rank_cd(search.vector, (SELECT query FROM question), 32)
 FROM citations_factsearch AS search
-WHERE search.subject_id = %(subject)s::bigint AND search.vector @@ (SELECT query FROM question)
+WHERE search.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(project)s
+        AND external_id = %(subject)s AND erased_at IS NULL)
+    AND search.vector @@ (SELECT query FROM question)
 """
 
 # body (statement and value) weighs 1, the predicate's words 0.4: PostgreSQL's A and B.
@@ -75,7 +77,9 @@ _SQLITE_SCORES = """
 SELECT search.fact_id, -bm25(citations_factsearch_fts, 1.0, 0.4)
 FROM citations_factsearch_fts
 JOIN citations_factsearch AS search ON search.id = citations_factsearch_fts.rowid
-WHERE citations_factsearch_fts MATCH %(question)s AND search.subject_id = %(subject)s
+WHERE citations_factsearch_fts MATCH %(question)s
+    AND search.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(project)s
+        AND external_id = %(subject)s AND erased_at IS NULL)
 """
 
 _WORD = re.compile(r"\w+")
@@ -87,8 +91,9 @@ def fts5_question(query: str) -> str:
     return " OR ".join(f'"{word}"' for word in words)
 
 
-def fact_scores(*, subject_pk: int, query: str) -> dict[uuid.UUID, float]:
-    """Each of the subject's facts that matches the question, with its score (0 to 1)."""
+def fact_scores(*, project_pk: int, subject_id: str, query: str) -> dict[uuid.UUID, float]:
+    """Each fact of the subject (by its client ID) that matches the question, with its
+    score from 0 to 1; none for an unknown or erased subject."""
     if connection.vendor == "postgresql":
         sql, question = _PG_SCORES, query
     else:
@@ -96,7 +101,7 @@ def fact_scores(*, subject_pk: int, query: str) -> dict[uuid.UUID, float]:
         if not question:
             return {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"question": question, "subject": subject_pk})
+        cursor.execute(sql, {"question": question, "project": project_pk, "subject": subject_id})
         rows = cursor.fetchall()
     scores = {}
     for fact_id, rank in rows:
@@ -141,18 +146,12 @@ def ranked_facts(
     as_of_known = known_at is not None
     known_at = known_at or timezone.now()
     valid_at = valid_at or known_at
-    # An unknown or erased subject answers as one without facts.
-    subject = (
-        Subject.objects.for_project(project)
-        .filter(external_id=subject_id, erased_at__isnull=True)
-        .first()
-    )
-    scores = {} if subject is None else fact_scores(subject_pk=subject.pk, query=query)
+    scores = fact_scores(project_pk=project.pk, subject_id=subject_id, query=query)
     if not scores:
         return FactPage([])
     versions = (
         FactVersion.objects.for_project(project)
-        .filter(subject=subject, fact_id__in=list(scores), fact__erased_at__isnull=True)
+        .filter(fact_id__in=list(scores), fact__erased_at__isnull=True)
         .filter(known_from__lte=known_at, valid_from__lte=valid_at)
         .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
