@@ -167,7 +167,16 @@ def ranked_facts(
         ):
             continue
         view = fact_view(version, known_at=known_at if as_of_known else None)
-        ranked.append(RankedFact(*_fields(view), score=scores[version.fact_id]))
+        ranked.append(
+            RankedFact(
+                view.fact,
+                view.version,
+                view.status,
+                view.known,
+                view.retraction,
+                score=scores[version.fact_id],
+            )
+        )
     ranked.sort(key=_order)
     if position is not None:
         last = (-position[0], position[1])
@@ -176,10 +185,6 @@ def ranked_facts(
         return FactPage(list(ranked))
     page = ranked[:limit]
     return FactPage(list(page), next_page(scope=scope, position=[page[-1].score, str(page[-1].id)]))
-
-
-def _fields(view: FactView) -> tuple:
-    return view.fact, view.version, view.status, view.known, view.retraction
 
 
 __all__ = [
