@@ -204,3 +204,25 @@ def test_another_projects_credential_ranks_nothing(chatty, other_ledger):
 )
 def test_the_sqlite_question_is_an_or_of_its_words_less_stop_words(question, fts5):
     assert fts5_question(question) == fts5
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "C:\\Users\\me\\file.txt",
+        "it's a 'quoted' & | ! <-> (thing):*",
+        "mail me at ana@example.com or https://example.com/a?b=c",
+        "数据 東京 Zürich",
+        "-munich OR \"berlin\" NOT",
+        "   ???   ",
+    ],
+)
+def test_any_question_is_searched_never_parsed_as_query_syntax(chatty, question):
+    response = chatty.recall("u", query=question)
+    assert response.status_code == 200, response.content
+    assert all(0 < f["score"] < 1 for f in response.json()["facts"])
+
+
+def test_a_word_of_the_question_finds_its_fact_whatever_surrounds_it(chatty):
+    facts = ranked(chatty.recall("u", query="-munich OR \"berlin\" NOT"))
+    assert facts[0][:2] == ("lives_in", "Munich")
