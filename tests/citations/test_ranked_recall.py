@@ -213,7 +213,7 @@ def test_the_sqlite_question_is_an_or_of_its_words_less_stop_words(question, fts
         "it's a 'quoted' & | ! <-> (thing):*",
         "mail me at ana@example.com or https://example.com/a?b=c",
         "数据 東京 Zürich",
-        "-munich OR \"berlin\" NOT",
+        '-munich OR "berlin" NOT',
         "   ???   ",
     ],
 )
@@ -224,5 +224,5 @@ def test_any_question_is_searched_never_parsed_as_query_syntax(chatty, question)
 
 
 def test_a_word_of_the_question_finds_its_fact_whatever_surrounds_it(chatty):
-    facts = ranked(chatty.recall("u", query="-munich OR \"berlin\" NOT"))
+    facts = ranked(chatty.recall("u", query='-munich OR "berlin" NOT'))
     assert facts[0][:2] == ("lives_in", "Munich")
