@@ -328,6 +328,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("get", "/v1/log/consistency"): "log_consistency",
     ("post", "/v1/observations"): "observations_ingest",
     ("post", "/v1/recall"): "facts_recall",
+    ("post", "/v1/changes"): "changes_list",
+    ("get", "/v1/subjects"): "subjects_list",
     ("post", "/v1/citations/resolve"): "citation_resolve",
     ("get", "/v1/facts"): "facts_list",
     ("post", "/v1/facts"): "fact_create",

@@ -77,6 +77,9 @@ class DeclaredPredicate(models.Model):
     name = models.CharField(max_length=PREDICATE_MAX_LENGTH)
     cardinality = models.CharField(max_length=4, choices=[("one", "one"), ("many", "many")])
     description = models.TextField(blank=True)
+    # Words a question may use for it, one a line: indexed with each of its facts for
+    # ranked recall (see citations.vocabulary).
+    synonyms = models.TextField(blank=True, default="")
     declared_by = models.CharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     created_at = models.DateTimeField()
 
@@ -242,6 +245,69 @@ class Fact(models.Model):
 
     def __str__(self) -> str:
         return f"{self.predicate}: {self.value}"
+
+
+class FactSearch(models.Model):
+    """The text ranked recall searches for one believable fact: written by the database.
+
+    Triggers on the fact table (migration 0012) keep it in step inside the transaction
+    that writes the fact: ``content`` is the statement and value, ``vocabulary`` the
+    predicate's name, description and synonyms. An erased fact's row is deleted. On
+    PostgreSQL a generated ``tsvector`` column and a GIN index on (subject, vector)
+    serve the search; on SQLite an FTS5 table (porter stemming) mirrors the two columns.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    fact = models.OneToOneField(Fact, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # No B-tree of its own: on PostgreSQL the GIN index on (subject, vector) serves a
+    # subject's lookups, so a ranked recall reads one index for the subject and the words.
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+", db_index=False)
+    content = models.TextField()
+    vocabulary = models.TextField()
+
+    def __str__(self) -> str:
+        return f"search text of {self.fact_id}"
+
+
+class ChangeType(models.TextChoices):
+    CREATED = "created"
+    SUPERSEDED = "superseded"
+    RETRACTED = "retracted"
+    REINTERPRETED = "reinterpreted"
+    ERASED = "erased"
+
+
+class FactChange(models.Model):
+    """One event of the change feed: a fact was created, superseded, retracted, reinterpreted
+    or erased. Written by database triggers (migration 0012) in the writing transaction.
+
+    ``seq`` counts a project's changes in commit order: it is taken under the project
+    row's lock (the audit chain's lock), held until the transaction ends, so a change
+    with a lower ``seq`` is always committed before one with a higher. No content: the
+    statement and value stay with the fact, and go when it is erased.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    seq = models.BigIntegerField()
+    type = models.CharField(max_length=16, choices=ChangeType.choices)
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="changes")
+    # The fact's subject, so one subject's feed reads an index of its own.
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField()
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "seq"], name="factchange_unique_seq"),
+            models.CheckConstraint(condition=Q(type__in=ChangeType.values), name="factchange_type"),
+        ]
+        indexes = [models.Index(fields=["subject", "seq"])]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.fact_id} #{self.seq}"
 
 
 class Retraction(models.Model):

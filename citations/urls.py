@@ -8,6 +8,8 @@ urlpatterns = [
     path("v1/observations", lazy_view("citations.api.views.ObservationsView"), name="observations"),
     path("v1/recall", lazy_view("citations.api.views.RecallView"), name="recall"),
     path("v1/facts", lazy_view("citations.api.views.FactsView"), name="facts"),
+    path("v1/changes", lazy_view("citations.api.feed_views.ChangesView"), name="changes"),
+    path("v1/subjects", lazy_view("citations.api.feed_views.SubjectsView"), name="subjects"),
     path("v1/predicates", lazy_view("citations.api.views.PredicatesView"), name="predicates"),
     path(
         "v1/facts/<str:fact_id>/retract",

@@ -156,7 +156,7 @@ PAGES: tuple[DocPage, ...] = (
     DocPage(
         "ledger/recall",
         "Recall facts",
-        "POST /v1/recall: a subject's facts, now or as of a valid and a known time.",
+        "POST /v1/recall: a subject's facts, now or as of a time, or ranked by a question.",
         _context("ledger_recall"),
         group="Fact ledger",
         route="POST /v1/recall",
@@ -207,6 +207,22 @@ PAGES: tuple[DocPage, ...] = (
         _context("ledger", "GET /v1/facts"),
         group="Fact ledger",
         route="GET /v1/facts",
+    ),
+    DocPage(
+        "ledger/changes",
+        "Change feed",
+        "POST /v1/changes: what changed in the ledger, in commit order, to keep a copy in step.",
+        _context("ledger_feed", "POST /v1/changes"),
+        group="Fact ledger",
+        route="POST /v1/changes",
+    ),
+    DocPage(
+        "ledger/subjects",
+        "Subjects",
+        "GET /v1/subjects: the project's subjects, with their fact counts and latest message.",
+        _context("ledger_feed", "GET /v1/subjects"),
+        group="Fact ledger",
+        route="GET /v1/subjects",
     ),
     DocPage(
         "ledger/rebuilds",

@@ -75,6 +75,8 @@ _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("POST", r"/v1/receipt/verify", "receipt_verify"),
     ("POST", r"/v1/observations", "ingest"),
     ("POST", r"/v1/recall", "recall"),
+    ("POST", r"/v1/changes", "changes"),
+    ("GET", r"/v1/subjects", "subjects"),
     ("POST", r"/v1/citations/resolve", "resolve"),
     ("GET", r"/v1/facts", "facts"),
     ("POST", r"/v1/facts", "record_fact"),

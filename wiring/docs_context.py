@@ -21,7 +21,7 @@ from billing.charging import CHARGING_RULES
 from billing.facilitators import facilitator_name
 from billing.pricing import MAX_TIMEOUT_SECONDS, PRICED_ROUTES, RAIL
 from billing.services.claims import UNCHARGED_RUNS_PER_AUTHORIZATION
-from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, RecallIn, ResolveIn
+from citations.api.serializers import MAX_MESSAGE_BYTES, MAX_MESSAGES, ResolveIn
 from citations.extract.extractor import EXTRACTOR_VERSION
 from citations.extract.predicates import BUILTIN_NAMES, BUILTIN_PREDICATES
 from citations.selectors import (
@@ -29,7 +29,16 @@ from citations.selectors import (
     INVENTORY_DEFAULT_LIMIT,
     INVENTORY_MAX_LIMIT,
     PAGE_BYTES,
+    RECALL_DEFAULT_LIMIT,
+    RECALL_MAX,
 )
+from citations.selectors.changes import (
+    CHANGES_DEFAULT_LIMIT,
+    CHANGES_MAX_LIMIT,
+    SUBJECTS_DEFAULT_LIMIT,
+    SUBJECTS_MAX_LIMIT,
+)
+from citations.selectors.ranked import RANKED_DEFAULT_LIMIT, RANKED_MAX_LIMIT
 from citations.selectors.web_evidence import REASONS as WEB_EVIDENCE_REASONS
 from citations.services.placement import AUTHORED
 from citations.services.predicates import DESCRIPTION_MAX_CHARS as PREDICATE_DESCRIPTION_MAX
@@ -153,12 +162,24 @@ def ledger_ingest() -> dict[str, Any]:
 
 
 def ledger_recall() -> dict[str, Any]:
-    fields = RecallIn().fields
     return {
         "errors": registry.errors("POST /v1/recall"),
         "statuses": registry.table("fact statuses"),
-        "limit": fields["limit"],
+        "recall_default": RECALL_DEFAULT_LIMIT,
+        "recall_max": RECALL_MAX,
+        "ranked_default": RANKED_DEFAULT_LIMIT,
+        "ranked_max": RANKED_MAX_LIMIT,
         "predicates": BUILTIN_NAMES,
+    }
+
+
+def ledger_feed(route: str) -> dict[str, Any]:
+    return {
+        "errors": registry.errors(route),
+        "changes_default": CHANGES_DEFAULT_LIMIT,
+        "changes_max": CHANGES_MAX_LIMIT,
+        "subjects_default": SUBJECTS_DEFAULT_LIMIT,
+        "subjects_max": SUBJECTS_MAX_LIMIT,
     }
 
 

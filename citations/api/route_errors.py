@@ -27,6 +27,8 @@ FACTS_LIST = "GET /v1/facts"
 PREDICATES_DECLARE = "POST /v1/predicates"
 PREDICATES_LIST = "GET /v1/predicates"
 REBUILD_GET = "GET /v1/rebuilds/{generation_id}"
+CHANGES = "POST /v1/changes"
+SUBJECTS_LIST = "GET /v1/subjects"
 
 # Every ledger route checks the credential first (citations.auth, citations.api.views).
 LEDGER_AUTH_ERRORS = (
@@ -71,8 +73,9 @@ register_errors(
     (
         raised(
             InvalidRequest,
-            "subject is missing, limit is out of range, or a time in as_of has no offset; "
-            "details.field names it.",
+            "subject is missing, limit is out of range (with query at most 100), a time in "
+            "as_of has no offset, or after is not a cursor of this query; details.field "
+            "names it.",
         ),
         *BODY_ERRORS,
         *LEDGER_AUTH_ERRORS,
@@ -214,3 +217,30 @@ register_errors(
     ),
 )
 register_errors(PREDICATES_LIST, (*LEDGER_AUTH_ERRORS, UNAVAILABLE, INTERNAL))
+register_errors(
+    CHANGES,
+    (
+        raised(
+            InvalidRequest,
+            "A field is unknown or of the wrong type, limit is out of range, or after is not "
+            "a cursor of this query; details.field names it.",
+        ),
+        *BODY_ERRORS,
+        *LEDGER_AUTH_ERRORS,
+        UNAVAILABLE,
+        INTERNAL,
+    ),
+)
+register_errors(
+    SUBJECTS_LIST,
+    (
+        raised(
+            InvalidRequest,
+            "A parameter is unknown, repeated or out of range, or after is not a cursor "
+            "of this query; details.field names it.",
+        ),
+        *LEDGER_AUTH_ERRORS,
+        UNAVAILABLE,
+        INTERNAL,
+    ),
+)

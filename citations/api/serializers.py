@@ -30,6 +30,7 @@ from citations.models import (
     RETRACTION_REASON_MAX_CHARS,
     STATEMENT_MAX_CHARS,
     VALUE_KEY_MAX_LENGTH,
+    ChangeType,
     EvidenceKind,
     Role,
 )
@@ -45,9 +46,23 @@ from citations.selectors import (
     iso_utc,
     resolve_scope,
 )
+from citations.selectors.changes import (
+    CHANGES_DEFAULT_LIMIT,
+    CHANGES_MAX_LIMIT,
+    SUBJECTS_DEFAULT_LIMIT,
+    SUBJECTS_MAX_LIMIT,
+)
+from citations.selectors.ranked import RANKED_DEFAULT_LIMIT, RANKED_MAX_LIMIT
 from citations.selectors.web_evidence import REASONS, WebQuoteIn
 from citations.services.authoring import MESSAGE_REASONS, AuthoredStatement, MessageQuoteIn
-from citations.services.predicates import DESCRIPTION_MAX_CHARS, NAME_PATTERN, NAME_RE, NAME_RULE
+from citations.services.predicates import (
+    DESCRIPTION_MAX_CHARS,
+    MAX_SYNONYMS,
+    NAME_PATTERN,
+    NAME_RE,
+    NAME_RULE,
+    SYNONYM_MAX_CHARS,
+)
 
 MAX_WEB_EVIDENCE = 20
 # As verify/quote takes a quote as sent; a receipt as attest_core.jws caps it.
@@ -163,10 +178,34 @@ class AfterField(serializers.JSONField):
 class RecallIn(NoUnknownFields):
     subject = StrictCharField(max_length=EXTERNAL_ID_MAX_LENGTH)
     predicate = StrictCharField(max_length=PREDICATE_MAX_LENGTH, required=False)
-    query = StrictCharField(max_length=200, required=False)
+    query = StrictCharField(
+        max_length=200,
+        required=False,
+        help_text=(
+            "A question or words in plain language: the facts are ranked by full-text "
+            "relevance (any of its words, stemmed; statement, value and the predicate's "
+            "name, description and synonyms), each with a `score`, best first."
+        ),
+    )
     as_of = AsOf(required=False)
-    limit = StrictIntegerField(min_value=1, max_value=RECALL_MAX, default=RECALL_DEFAULT_LIMIT)
+    limit = StrictIntegerField(
+        min_value=1,
+        max_value=RECALL_MAX,
+        required=False,
+        help_text=(
+            f"Facts a page: default {RECALL_DEFAULT_LIMIT}, at most {RECALL_MAX}; with "
+            f"`query` default {RANKED_DEFAULT_LIMIT}, at most {RANKED_MAX_LIMIT}."
+        ),
+    )
     after = AfterField(required=False)
+
+    def validate(self, attrs: dict) -> dict:
+        ranked = bool(attrs.get("query"))
+        most = RANKED_MAX_LIMIT if ranked else RECALL_MAX
+        if attrs.get("limit", 0) > most:
+            raise serializers.ValidationError({"limit": f"With query, at most {most}."})
+        attrs.setdefault("limit", RANKED_DEFAULT_LIMIT if ranked else RECALL_DEFAULT_LIMIT)
+        return attrs
 
 
 class ResolveAsOf(NoUnknownFields):
@@ -729,8 +768,17 @@ class FactPageOut(serializers.Serializer):
         return body
 
 
+class RecalledFactOut(FactOut):
+    score = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        help_text="With `query` only: relevance from 0 to 1, the facts highest first.",
+    )
+
+
 class RecallOut(FactPageOut):
-    pass
+    facts = RecalledFactOut(many=True)
 
 
 class InventoryOut(FactPageOut):
@@ -821,6 +869,15 @@ class PredicateIn(NoUnknownFields):
     description = StrictCharField(
         max_length=DESCRIPTION_MAX_CHARS, required=False, allow_blank=True
     )
+    synonyms = serializers.ListField(
+        child=StrictCharField(max_length=SYNONYM_MAX_CHARS),
+        max_length=MAX_SYNONYMS,
+        required=False,
+        help_text=(
+            f"Up to {MAX_SYNONYMS} words or short phrases a question may use for it, "
+            "indexed with each of its facts for ranked recall."
+        ),
+    )
 
 
 class PredicateOut(serializers.Serializer):
@@ -828,7 +885,94 @@ class PredicateOut(serializers.Serializer):
     cardinality = serializers.ChoiceField(choices=["one", "many"])
     builtin = serializers.BooleanField(help_text="Read by the built-in extractor.")
     description = serializers.CharField()
+    synonyms = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Words a question may use for it; ranked recall searches them.",
+    )
 
 
 class PredicatesOut(serializers.Serializer):
     predicates = PredicateOut(many=True, help_text="The built-ins first, then the declared.")
+
+
+# --- the change feed and the subjects -------------------------------------------
+
+
+class ChangesIn(NoUnknownFields):
+    subject = StrictCharField(
+        max_length=EXTERNAL_ID_MAX_LENGTH,
+        required=False,
+        help_text="One subject's changes only (an unknown or erased subject has none).",
+    )
+    limit = StrictIntegerField(
+        min_value=1,
+        max_value=CHANGES_MAX_LIMIT,
+        default=CHANGES_DEFAULT_LIMIT,
+        help_text=f"Changes a page: default {CHANGES_DEFAULT_LIMIT}, at most {CHANGES_MAX_LIMIT}.",
+    )
+    after = AfterField(required=False)
+
+
+class ChangeOut(serializers.Serializer):
+    id = serializers.IntegerField(
+        help_text="The change's place in the project's commit order: later changes are larger."
+    )
+    type = serializers.ChoiceField(choices=ChangeType.values)
+    fact_id = serializers.UUIDField()
+    subject = serializers.CharField(
+        allow_null=True, help_text="Null once the subject is erased: it names no one then."
+    )
+    predicate = serializers.CharField(allow_null=True, help_text="Null once the fact is erased.")
+    at = UtcTimeField(help_text="When the ledger learned it (known time).")
+
+
+class ChangesOut(serializers.Serializer):
+    changes = ChangeOut(many=True)
+    next = CursorOut(
+        required=False,
+        help_text=(
+            "After this page's last change: send back unchanged as `after`, now or later. "
+            "Absent when the page has no changes (ask again with the same `after`)."
+        ),
+    )
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if body.get("next") is None:
+            body.pop("next", None)
+        return body
+
+
+class SubjectsQuery(InventoryQuery):
+    """The query string of GET /v1/subjects; a parameter it does not know is refused."""
+
+    subject = None  # type: ignore[assignment]
+    predicate = None  # type: ignore[assignment]
+    status = None  # type: ignore[assignment]
+    limit = DigitsField(
+        min_value=1,
+        max_value=SUBJECTS_MAX_LIMIT,
+        required=False,
+        help_text=f"Default {SUBJECTS_DEFAULT_LIMIT}.",
+    )
+
+
+class SubjectOut(serializers.Serializer):
+    subject = serializers.CharField()
+    facts = serializers.IntegerField(help_text="Its facts not erased, whatever their status.")
+    last_observed_at = UtcTimeField(
+        allow_null=True, help_text="When its latest message was sent; null if none."
+    )
+
+
+class SubjectsOut(serializers.Serializer):
+    subjects = SubjectOut(many=True)
+    next = CursorOut(
+        required=False, help_text="Send back unchanged as `after`; absent on the last page."
+    )
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if body.get("next") is None:
+            body.pop("next", None)
+        return body

@@ -220,9 +220,13 @@ class RecallView(LedgerView):
         description=(
             "Facts true now and believed now, unless `as_of` asks for another valid time "
             "(`valid_at`) or known time (`known_at`). With `known_at` alone, `valid_at` "
-            "defaults to it. Optional `predicate` and `query` (text in the statement or value). "
-            "At most `limit` facts (default 50, at most 200) a page; send `next` back "
-            "unchanged as `after` for the next page."
+            "defaults to it. Optional `predicate`. With `query` (a question in plain words) "
+            "the facts are ranked by the database's full-text search over the statement, "
+            "the value and the predicate's name, description and synonyms (any of the "
+            "question's words, English stemming, stop words dropped), each with a `score` "
+            "from 0 to 1, highest first; `limit` defaults to 20 (at most 100). Without "
+            "`query`, by predicate then latest start, `limit` default 50, at most 200. Send "
+            "`next` back unchanged as `after` for the next page."
         ),
         request=s.RecallIn,
         responses={
@@ -496,6 +500,7 @@ class PredicatesView(LedgerView):
             name=data.validated_data["name"],
             cardinality=data.validated_data["cardinality"],
             description=data.validated_data.get("description", ""),
+            synonyms=data.validated_data.get("synonyms", ()),
             actor=actor,
             request_id=request_id,
         )

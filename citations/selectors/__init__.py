@@ -1,5 +1,13 @@
 """Reads of the fact ledger, one module per concern; the names callers use, re-exported."""
 
+from citations.selectors.fact_views import (
+    FactPage,
+    FactView,
+    ValidTime,
+    fact_view,
+    iso_utc,
+    version_tag,
+)
 from citations.selectors.facts import (
     CONTEXT_BYTES,
     INVENTORY_DEFAULT_LIMIT,
@@ -12,21 +20,15 @@ from citations.selectors.facts import (
     RESOLVE_MAX_LIMIT,
     CitationLimit,
     EvidenceMismatch,
-    FactPage,
-    FactView,
     InvalidCitation,
     ResolvedCitation,
-    ValidTime,
     VerifiedEvidence,
     fact_inventory,
-    fact_view,
-    iso_utc,
     recalled_facts,
     resolve_scope,
     resolved_citation,
     verified_evidence,
     verified_web_evidence,
-    version_tag,
 )
 
 __all__ = [

@@ -7,26 +7,31 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from attest.errors import AttestError, InvalidRequest, NotFound
+from attest.errors import AttestError, NotFound
 from attest.prepared import PreparedQuery
 from citations.cursor import BadCursor, next_page, position_after
-from citations.extract.intervals import Interval, status_as_of
 from citations.models import (
     Evidence,
     EvidenceKind,
-    Fact,
     FactVersion,
     Observation,
     Project,
-    Retraction,
 )
+from citations.selectors.fact_views import (
+    FactPage,
+    FactView,
+    bad_after,
+    fact_view,
+    iso_utc,
+)
+from citations.selectors.ranked import ranked_facts
 from citations.selectors.web_evidence import source_retracted, web_source_intact
 
 RESOLVE_DEFAULT_LIMIT = 8
@@ -60,94 +65,6 @@ class EvidenceMismatch(AttestError):
 
 # No time zone's offset is past 14 hours (PostgreSQL refuses one past 15:59).
 MAX_OFFSET = timedelta(hours=14)
-
-
-def iso_utc(moment: datetime | None) -> str | None:
-    """An instant as RFC 3339 in UTC with a Z, the form every ledger response uses."""
-    if moment is None:
-        return None
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-@dataclass(frozen=True)
-class ValidTime:
-    """A validity interval with the precision its start was stated with."""
-
-    interval: Interval
-    precision: str
-
-    @property
-    def start(self) -> datetime:
-        return self.interval.start
-
-    @property
-    def end(self) -> datetime | None:
-        return self.interval.end
-
-    @property
-    def start_inclusive(self) -> bool:
-        return self.interval.start_inclusive
-
-    @property
-    def end_inclusive(self) -> bool:
-        return self.interval.end_inclusive
-
-
-@dataclass(frozen=True)
-class FactView:
-    """A fact as one of its versions shows it, possibly as seen at an earlier known time."""
-
-    fact: Fact
-    version: FactVersion
-    status: str
-    known: Interval
-    retraction: Retraction | None
-
-    @property
-    def id(self) -> uuid.UUID:
-        return self.fact.pk
-
-    @property
-    def tag(self) -> str:
-        return version_tag(self.version, self.known, self.status)
-
-    @property
-    def valid(self) -> ValidTime:
-        return ValidTime(self.version.valid_interval, self.version.valid_precision)
-
-
-def version_tag(version: FactVersion, known: Interval, status: str) -> str:
-    """A short digest that changes whenever what the ledger says about the fact changes."""
-    parts = [
-        str(version.fact_id),
-        str(version.seq),
-        repr(version.valid_interval),
-        repr(known),
-        status,
-        str(version.superseded_by_id),
-        str(version.retraction_id),
-        str(version.reinterpreted_by_id),
-    ]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
-
-
-def fact_view(version: FactVersion, *, known_at: datetime | None = None) -> FactView:
-    """A fact as ``version`` shows it; with ``known_at``, as it was believed at that time."""
-    known = version.known_interval
-    if known_at is None:
-        status = version.status
-    else:
-        status = status_as_of(
-            valid=version.valid_interval,
-            known=known,
-            retracted=version.retraction_id is not None,
-            reinterpreted=version.reinterpreted_by_id is not None,
-            known_at=known_at,
-        )
-        known = known.as_seen_at(known_at)
-    # A retraction recorded after ``known_at`` was not yet known then.
-    retraction = version.retraction if known.end is not None else None
-    return FactView(version.fact, version, status, known, retraction)
 
 
 # --- resolve ---------------------------------------------------------------
@@ -343,20 +260,6 @@ def resolved_citation(
 # --- recall ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FactPage:
-    """A page of facts and the ``next`` object when there are more."""
-
-    facts: list[FactView]
-    next: dict[str, str] | None = None
-
-
-def _bad_after() -> InvalidRequest:
-    return InvalidRequest(
-        "after must be the next value of the previous page, unchanged.", field="after"
-    )
-
-
 def _recall_versions(
     shape: tuple,
     *,
@@ -365,7 +268,6 @@ def _recall_versions(
     known_at: datetime,
     valid_at: datetime,
     predicate: str | None = None,
-    query: str | None = None,
     last_predicate: str | None = None,
     last_from: datetime | None = None,
     last_id: str | None = None,
@@ -389,10 +291,6 @@ def _recall_versions(
     )
     if predicate:
         versions = versions.filter(predicate=predicate)
-    if query:
-        versions = versions.filter(
-            Q(fact__statement__icontains=query) | Q(fact__value__icontains=query)
-        )
     if last_predicate is not None:
         versions = versions.filter(
             Q(predicate__gt=last_predicate)
@@ -402,9 +300,8 @@ def _recall_versions(
     return versions[offset : offset + size]
 
 
-# Compiled once per shape (see attest.prepared). A shape with ``query`` (a LIKE pattern
-# made of it) or a cursor's ``last_id`` (a string Django reads as a UUID) is compiled
-# each time, as before.
+# Compiled once per shape (see attest.prepared). A shape with a cursor's ``last_id`` (a
+# string Django reads as a UUID) is compiled each time, as before.
 _RECALL_VERSIONS = PreparedQuery(
     _recall_versions,
     project=int,
@@ -412,7 +309,6 @@ _RECALL_VERSIONS = PreparedQuery(
     known_at=datetime,
     valid_at=datetime,
     predicate=str,
-    query=str,
     last_predicate=str,
     last_from=datetime,
     last_id=str,
@@ -448,15 +344,27 @@ def recalled_facts(
 
     Both default to now; a ``known_at`` alone also sets ``valid_at`` (what was believed
     true at that time). An end date recorded after ``known_at`` is not shown. Pages go
-    by predicate, then latest start first.
+    by predicate, then latest start first; with ``query``, by relevance to it
+    (citations.selectors.ranked).
     """
+    if query:
+        return ranked_facts(
+            project=project,
+            subject_id=subject_id,
+            query=query,
+            predicate=predicate,
+            valid_at=valid_at,
+            known_at=known_at,
+            limit=limit,
+            after=after,
+        )
     scope = "recall:" + json.dumps(
         [subject_id, predicate, query, iso_utc(valid_at), iso_utc(known_at)]
     )
     try:
         position = position_after(after, scope=scope, shape=(str, str, str))
     except BadCursor:
-        raise _bad_after() from None
+        raise bad_after() from None
     now = timezone.now()
     as_of_known = known_at is not None
     known_at = known_at or now
@@ -464,8 +372,6 @@ def recalled_facts(
     values: dict[str, Any] = {"subject": subject_id, "known_at": known_at, "valid_at": valid_at}
     if predicate:
         values["predicate"] = predicate
-    if query:
-        values["query"] = query
     if position is not None:
         values["last_predicate"], values["last_id"] = position[0], position[2]
         values["last_from"] = parse_datetime(position[1])
@@ -507,7 +413,7 @@ def fact_inventory(
     try:
         position = position_after(after, scope=scope, shape=(str, str))
     except BadCursor:
-        raise _bad_after() from None
+        raise bad_after() from None
     later = FactVersion.objects.filter(fact=OuterRef("fact"), seq__gt=OuterRef("seq"))
     versions = (
         FactVersion.objects.for_project(project)

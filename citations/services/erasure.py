@@ -35,6 +35,7 @@ from citations.models import (
     Subject,
 )
 from citations.services.audit import audit_record
+from citations.services.search_index import search_index_purge
 from citations.services.tenancy import subject_get_live
 from citations.services.timeline import known_now, revise
 
@@ -77,6 +78,9 @@ def erasure_perform(
                 raise NotFound("No message with this ID exists for this subject.")
             erased, fact_ids = _erase_message(project, subject, observation, now)
             operation, object_ids = "erasure.message", [str(observation.pk), *fact_ids]
+        # The erased facts' search rows went with them (the triggers); now their text
+        # leaves the index's own storage too.
+        search_index_purge()
         audit_record(
             project=project,
             operation=operation,

@@ -8,6 +8,7 @@ project knows, and its cardinality decides supersession exactly as a built-in's 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -17,6 +18,7 @@ from attest.errors import AttestError, InvalidRequest
 from citations.extract.predicates import BUILTIN_PREDICATES, CARDINALITIES, builtin_predicate
 from citations.models import DeclaredPredicate, Project
 from citations.services.audit import audit_record
+from citations.vocabulary import BUILTIN_SYNONYMS
 
 NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 NAME_PATTERN = "^[a-z][a-z0-9_]{0,63}$"
@@ -25,6 +27,8 @@ NAME_RULE = (
     "digits or underscores)."
 )
 DESCRIPTION_MAX_CHARS = 500
+MAX_SYNONYMS = 20
+SYNONYM_MAX_CHARS = 60
 DECLARE_HINT = 'declare it first with POST /v1/predicates {"name", "cardinality"}'
 
 
@@ -40,16 +44,19 @@ class PredicateView:
     cardinality: str
     builtin: bool
     description: str
+    synonyms: tuple[str, ...] = ()
 
 
 def _view(row: DeclaredPredicate) -> PredicateView:
-    return PredicateView(row.name, row.cardinality, False, row.description)
+    synonyms = tuple(row.synonyms.splitlines()) if row.synonyms else ()
+    return PredicateView(row.name, row.cardinality, False, row.description, synonyms)
 
 
 def predicates_list(*, project: Project) -> list[PredicateView]:
     """The built-ins in their table's order, then the project's own by name."""
     builtins = [
-        PredicateView(p.name, p.cardinality, True, p.description) for p in BUILTIN_PREDICATES
+        PredicateView(p.name, p.cardinality, True, p.description, BUILTIN_SYNONYMS.get(p.name, ()))
+        for p in BUILTIN_PREDICATES
     ]
     declared = DeclaredPredicate.objects.for_project(project).order_by("name")
     return builtins + [_view(row) for row in declared]
@@ -70,7 +77,7 @@ def predicate_cardinality(*, project: Project, name: str, field: str = "predicat
     return row.cardinality
 
 
-def _validated(name: str, cardinality: str, description: str) -> None:
+def _validated(name: str, cardinality: str, description: str, synonyms: Sequence[str] = ()) -> None:
     if not NAME_RE.fullmatch(name):
         raise InvalidRequest(f"name: {NAME_RULE}", field="name")
     if cardinality not in CARDINALITIES:
@@ -79,12 +86,24 @@ def _validated(name: str, cardinality: str, description: str) -> None:
         raise InvalidRequest(
             f"description: at most {DESCRIPTION_MAX_CHARS} characters.", field="description"
         )
+    if len(synonyms) > MAX_SYNONYMS:
+        raise InvalidRequest(f"synonyms: at most {MAX_SYNONYMS}.", field="synonyms")
+    for index, synonym in enumerate(synonyms):
+        # One a line in storage: a line break would split one synonym into two.
+        if not synonym.strip() or len(synonym) > SYNONYM_MAX_CHARS or "\n" in synonym:
+            raise InvalidRequest(
+                f"synonyms[{index}]: a word or phrase of 1 to {SYNONYM_MAX_CHARS} characters "
+                "on one line.",
+                field=f"synonyms[{index}]",
+            )
 
 
-def predicate_check(*, name: str, cardinality: str, description: str = "") -> None:
+def predicate_check(
+    *, name: str, cardinality: str, description: str = "", synonyms: Sequence[str] = ()
+) -> None:
     """What a declaration must hold before anything is read or written (the admin's form
     asks it too): a well-formed name and cardinality, and not a built-in's name."""
-    _validated(name, cardinality, description)
+    _validated(name, cardinality, description, synonyms)
     builtin = builtin_predicate(name)
     if builtin is not None:
         raise PredicateConflict(
@@ -100,16 +119,18 @@ def predicate_declare(
     name: str,
     cardinality: str,
     description: str = "",
+    synonyms: Sequence[str] = (),
     actor: str,
     request_id: str = "",
 ) -> tuple[PredicateView, bool]:
     """Declare a predicate; (the predicate, whether it is new). Audited as ``predicate.declare``.
 
     Declaring the same name with the same cardinality again returns the stored predicate
-    unchanged (its first description stays); a built-in's name, or a declared name with
-    another cardinality, is ``409 predicate_conflict``.
+    unchanged (its first description and synonyms stay: its facts were indexed with
+    them); a built-in's name, or a declared name with another cardinality, is
+    ``409 predicate_conflict``.
     """
-    predicate_check(name=name, cardinality=cardinality, description=description)
+    predicate_check(name=name, cardinality=cardinality, description=description, synonyms=synonyms)
     with transaction.atomic():
         found = DeclaredPredicate.objects.for_project(project).filter(name=name).first()
         created = found is None
@@ -123,6 +144,7 @@ def predicate_declare(
                         name=name,
                         cardinality=cardinality,
                         description=description,
+                        synonyms="\n".join(synonym.strip() for synonym in synonyms),
                         declared_by=actor,
                         created_at=timezone.now(),
                     )

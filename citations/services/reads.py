@@ -1,4 +1,5 @@
-"""Reads of the ledger that leave an audit event: resolve and recall."""
+"""Reads of the ledger that leave an audit event: resolve, recall, the inventory, the change
+feed and the subjects."""
 
 from __future__ import annotations
 
@@ -23,6 +24,14 @@ from citations.selectors import (
     fact_inventory,
     recalled_facts,
     resolved_citation,
+)
+from citations.selectors.changes import (
+    CHANGES_DEFAULT_LIMIT,
+    SUBJECTS_DEFAULT_LIMIT,
+    ChangePage,
+    SubjectPage,
+    change_feed,
+    subject_list,
 )
 from citations.services.audit import audit_record
 from citations.services.predicates import predicate_cardinality
@@ -109,7 +118,8 @@ def facts_recall(
     after: Any = None,
     request_id: str = "",
 ) -> FactPage:
-    """Recall facts (see selectors.recalled_facts) and audit which IDs were returned."""
+    """Recall facts (see selectors.recalled_facts; ranked when there is a ``query``) and
+    audit which IDs were returned."""
     if predicate is not None:
         predicate_cardinality(project=project, name=predicate)  # 400 for an unknown one
     with read_snapshot(replica_for=project):
@@ -164,6 +174,51 @@ def facts_list(
         actor=actor,
         object_ids=[str(fact.id) for fact in page.facts],
         source_count=len(page.facts),
+        request_id=request_id,
+    )
+    return page
+
+
+def changes_list(
+    *,
+    project: Project,
+    actor: str,
+    subject_id: str | None = None,
+    limit: int = CHANGES_DEFAULT_LIMIT,
+    after: Any = None,
+    request_id: str = "",
+) -> ChangePage:
+    """The change feed (see selectors.changes.change_feed), audited with the facts it names."""
+    with read_snapshot():
+        page = change_feed(project=project, subject_id=subject_id, limit=limit, after=after)
+    audit_record(
+        project=project,
+        operation="changes.list",
+        actor=actor,
+        object_ids=list(dict.fromkeys(str(change.fact_id) for change in page.changes)),
+        source_count=len(page.changes),
+        request_id=request_id,
+    )
+    return page
+
+
+def subjects_list(
+    *,
+    project: Project,
+    actor: str,
+    limit: int = SUBJECTS_DEFAULT_LIMIT,
+    after: Any = None,
+    request_id: str = "",
+) -> SubjectPage:
+    """The project's subjects (see selectors.changes.subject_list), audited by their row IDs."""
+    with read_snapshot():
+        page = subject_list(project=project, limit=limit, after=after)
+    audit_record(
+        project=project,
+        operation="subjects.list",
+        actor=actor,
+        object_ids=[str(subject.pk) for subject in page.subjects],
+        source_count=len(page.subjects),
         request_id=request_id,
     )
     return page

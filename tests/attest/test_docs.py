@@ -354,6 +354,8 @@ WITH_EXAMPLES = [
     "ledger/web-evidence",
     "ledger/predicates",
     "ledger/record-inventory",
+    "ledger/changes",
+    "ledger/subjects",
 ]
 
 

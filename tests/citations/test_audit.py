@@ -68,6 +68,8 @@ def test_an_evidence_mismatch_500_is_audited(ledger):
         ("post", "/v1/observations", {"subject": "u"}, "observations.ingest", "invalid_request"),
         ("post", "/v1/facts", {"subject": "u"}, "fact.author", "invalid_request"),
         ("get", "/v1/facts", {"limit": "0"}, "facts.list", "invalid_request"),
+        ("post", "/v1/changes", {"limit": 0}, "changes.list", "invalid_request"),
+        ("get", "/v1/subjects", {"limit": "0"}, "subjects.list", "invalid_request"),
         (
             "post",
             "/v1/facts/4b7f0c1e-2d9a-4e3b-8f61-0a5c9e2d7b14/retract",

@@ -9,6 +9,7 @@ import pytest
 from citations.extract.predicates import BUILTIN_PREDICATES
 from citations.models import AuditEvent, DeclaredPredicate, Evidence, Fact, FactVersion
 from citations.selectors.facts import EvidenceMismatch
+from citations.vocabulary import BUILTIN_SYNONYMS
 
 pytestmark = pytest.mark.django_db
 
@@ -47,13 +48,26 @@ def test_the_list_starts_with_every_builtin_then_the_declared(ledger):
             "cardinality": p.cardinality,
             "builtin": True,
             "description": p.description,
+            "synonyms": list(BUILTIN_SYNONYMS[p.name]),
         }
         for p in BUILTIN_PREDICATES
     ]
     assert listed[: len(builtins)] == builtins
     assert listed[len(builtins) :] == [
-        {"name": "alpha_pref", "cardinality": "one", "builtin": False, "description": ""},
-        {"name": "zeta_pref", "cardinality": "many", "builtin": False, "description": "Z."},
+        {
+            "name": "alpha_pref",
+            "cardinality": "one",
+            "builtin": False,
+            "description": "",
+            "synonyms": [],
+        },
+        {
+            "name": "zeta_pref",
+            "cardinality": "many",
+            "builtin": False,
+            "description": "Z.",
+            "synonyms": [],
+        },
     ]
 
 
@@ -69,6 +83,7 @@ def test_declaring_again_is_200_with_the_same_object_and_audited(ledger):
             "cardinality": "one",
             "builtin": False,
             "description": "The UI theme.",
+            "synonyms": [],
         }
     )
     assert DeclaredPredicate.objects.count() == 1

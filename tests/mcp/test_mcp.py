@@ -47,6 +47,8 @@ LEDGER_TOOLS = {
     "record_fact",
     "retract_fact",
     "list_facts",
+    "list_changes",
+    "list_subjects",
 }
 
 
@@ -297,6 +299,8 @@ def test_the_ledger_tools(service):
             out["recall_facts"] = await mcp.call_tool("recall_facts", {"subject": "mcp-u"})
             out["resolve_fact"] = await mcp.call_tool("resolve_fact", {"id": fact_id})
             out["list_facts"] = await mcp.call_tool("list_facts", {"subject": "mcp-u", "limit": 5})
+            out["list_changes"] = await mcp.call_tool("list_changes", {"subject": "mcp-u"})
+            out["list_subjects"] = await mcp.call_tool("list_subjects", {"limit": 5})
             out["record_fact"] = await mcp.call_tool(
                 "record_fact",
                 {

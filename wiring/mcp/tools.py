@@ -124,7 +124,8 @@ TOOLS: tuple[Tool, ...] = (
         "POST",
         "/v1/recall",
         "Recall what the ledger holds about a subject now, or as of a valid time and a "
-        "known time. Use it before answering from memory.",
+        "known time. Use it before answering from memory; pass the question as `query` to "
+        "get the facts ranked by relevance, each with a `score`.",
         hints=_READ,
         ledger=True,
     ),
@@ -160,6 +161,25 @@ TOOLS: tuple[Tool, ...] = (
         "/v1/facts",
         "List the ledger's facts, filtered by subject, predicate or status, a page at a "
         "time (pass the answer's cursor as `after`).",
+        hints=_READ,
+        ledger=True,
+    ),
+    Tool(
+        "list_changes",
+        "POST",
+        "/v1/changes",
+        "List what changed in the ledger since you last looked (facts created, superseded, "
+        "retracted, reinterpreted, erased), in commit order, for the project or one "
+        "subject; keep the answer's `next` and pass it as `after` next time.",
+        hints=_READ,
+        ledger=True,
+    ),
+    Tool(
+        "list_subjects",
+        "GET",
+        "/v1/subjects",
+        "List the subjects the ledger holds facts about, each with its number of facts and "
+        "when it last sent a message, a page at a time (pass the cursor as `after`).",
         hints=_READ,
         ledger=True,
     ),

@@ -163,7 +163,7 @@ COMMANDS: dict[str, Command] = {
         _ingest,
     ),
     "recall": Command(
-        "a subject's facts (POST /v1/recall)",
+        "a subject's facts (POST /v1/recall); --query ranks them by relevance to a question",
         _args(
             (("subject",), {}),
             (("--predicate",), {}),
@@ -198,6 +198,16 @@ COMMANDS: dict[str, Command] = {
         lambda c, a: c.facts(
             subject=a.subject, predicate=a.predicate, status=a.status, limit=a.limit, after=a.after
         ),
+    ),
+    "changes": Command(
+        "what changed, in commit order (POST /v1/changes); --after takes the last next.cursor",
+        _args((("--subject",), {}), (("--limit",), {"type": int}), (("--after",), {})),
+        lambda c, a: c.changes(subject=a.subject, limit=a.limit, after=a.after),
+    ),
+    "subjects": Command(
+        "the project's subjects (GET /v1/subjects)",
+        _args((("--limit",), {"type": int}), (("--after",), {})),
+        lambda c, a: c.subjects(limit=a.limit, after=a.after),
     ),
     "record-fact": Command(
         "state a fact (POST /v1/facts)",

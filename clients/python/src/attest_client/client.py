@@ -13,6 +13,7 @@ from attest_client.check import check_receipt as check_offline_receipt
 from attest_client.errors import AttestError
 from attest_client.transport import Payer, Transport
 from attest_client.types import (
+    ChangePage,
     ConsistencyProof,
     Erasure,
     Fact,
@@ -25,6 +26,7 @@ from attest_client.types import (
     PredicateList,
     Rebuild,
     ReceiptVerifyAnswer,
+    SubjectPage,
     TreeHead,
     VerifyCitationsAnswer,
     VerifyQuoteAnswer,
@@ -195,8 +197,8 @@ class Attest:
         return self._json(ObservationsAnswer, "POST", "/v1/observations", body)
 
     def recall(self, subject: str, **options: Any) -> FactPage:
-        """POST /v1/recall. Options: ``predicate``, ``query``, ``valid_at``, ``known_at``,
-        ``limit``, ``after``."""
+        """POST /v1/recall. Options: ``predicate``, ``query`` (a question: the facts come
+        ranked, each with a ``score``), ``valid_at``, ``known_at``, ``limit``, ``after``."""
         return self._json(FactPage, "POST", "/v1/recall", _body({"subject": subject}, options))
 
     def resolve(self, fact_id: str, **options: Any) -> Fact:
@@ -210,6 +212,19 @@ class Attest:
         ``limit``, ``after``."""
         params = {k: str(v) for k, v in filters.items() if v is not None}
         return self._json(FactPage, "GET", "/v1/facts", params=params)
+
+    def changes(
+        self, *, subject: str | None = None, limit: int | None = None, after: Any = None
+    ) -> ChangePage:
+        """POST /v1/changes: what changed, in commit order; keep ``next`` and pass it back
+        as ``after`` to read on, now or later."""
+        body = _body({}, {"subject": subject, "limit": limit, "after": after})
+        return self._json(ChangePage, "POST", "/v1/changes", body)
+
+    def subjects(self, *, limit: int | None = None, after: str | None = None) -> SubjectPage:
+        """GET /v1/subjects: the project's subjects with their fact counts, by ID."""
+        params = {k: str(v) for k, v in {"limit": limit, "after": after}.items() if v is not None}
+        return self._json(SubjectPage, "GET", "/v1/subjects", params=params)
 
     def record_fact(
         self, subject: str, predicate: str, statement: str | None = None, **fields: Any
@@ -228,11 +243,20 @@ class Attest:
         return self._json(PredicateList, "GET", "/v1/predicates")
 
     def declare_predicate(
-        self, name: str, cardinality: str, *, description: str | None = None
+        self,
+        name: str,
+        cardinality: str,
+        *,
+        description: str | None = None,
+        synonyms: Sequence[str] | None = None,
     ) -> Predicate:
-        """POST /v1/predicates: declare one of the project's own (``one`` or ``many``); the
-        same declaration again answers the same predicate."""
-        body = _body({"name": name, "cardinality": cardinality}, {"description": description})
+        """POST /v1/predicates: declare one of the project's own (``one`` or ``many``), with
+        words a question may use for it (``synonyms``); the same declaration again answers
+        the same predicate."""
+        body = _body(
+            {"name": name, "cardinality": cardinality},
+            {"description": description, "synonyms": None if synonyms is None else list(synonyms)},
+        )
         return self._json(Predicate, "POST", "/v1/predicates", body)
 
     def retract(

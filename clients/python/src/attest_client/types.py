@@ -91,6 +91,7 @@ class Fact(TypedDict, total=False):
     reinterpreted_by: int | None
     evidence: list[dict[str, Any]]
     next: dict[str, Any]
+    score: float  # a recall with ``query``: relevance from 0 to 1
 
 
 class FactPage(TypedDict, total=False):
@@ -103,6 +104,32 @@ class Predicate(TypedDict):
     cardinality: str  # "one" | "many"
     builtin: bool
     description: str
+    synonyms: list[str]
+
+
+class Change(TypedDict):
+    id: int  # the change's place in the project's commit order
+    type: str  # created | superseded | retracted | reinterpreted | erased
+    fact_id: str
+    subject: str | None  # None once the subject is erased
+    predicate: str | None  # None once the fact is erased
+    at: str
+
+
+class ChangePage(TypedDict, total=False):
+    changes: list[Change]
+    next: dict[str, Any]  # after the last change: pass as ``after``, now or later
+
+
+class Subject(TypedDict):
+    subject: str
+    facts: int
+    last_observed_at: str | None
+
+
+class SubjectPage(TypedDict, total=False):
+    subjects: list[Subject]
+    next: dict[str, Any]
 
 
 class PredicateList(TypedDict):

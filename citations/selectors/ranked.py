@@ -1,0 +1,198 @@
+"""Ranked recall: a subject's facts ordered by the database's own full-text search.
+
+The question is matched against ``citations_factsearch`` (a fact's statement and value,
+and its predicate's name, description and synonyms; see citations.vocabulary), which
+database triggers keep in step with the facts (migration 0012).
+
+A question in plain words ("where does she live now?") must match a fact that shares
+only one of its words, so the search is the OR of the question's words, never their AND
+(``websearch_to_tsquery`` and ``plainto_tsquery`` AND them: every word, "she" and "now"
+too, would have to be in the fact):
+
+- PostgreSQL: the question goes through ``to_tsvector('english', …)``, the same parser,
+  stop words and stemmer as the index; its lexemes are joined with ``|`` into a tsquery,
+  matched with ``@@`` through the GIN index on (subject, vector) and ranked with
+  ``ts_rank_cd`` (statement and value weigh more than the predicate's words).
+- SQLite: the question's words less the same English stop words, each a quoted FTS5
+  string, joined with ``OR``; the FTS5 table stems both sides with the porter tokenizer,
+  and ``bm25`` ranks.
+
+Both ranks are turned into a score from 0 to 1 as ``rank / (rank + 1)`` (PostgreSQL's
+normalisation 32; for SQLite ``rank`` is ``-bm25``), so a higher score is a better match
+and the same question gives comparable scores on either database.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
+
+from citations.cursor import BadCursor, next_page, position_after
+from citations.models import FactVersion, Project
+from citations.selectors.fact_views import FactPage, FactView, bad_after, fact_view, iso_utc
+
+RANKED_DEFAULT_LIMIT = 20
+RANKED_MAX_LIMIT = 100
+
+# Snowball's English stop words, the list PostgreSQL's 'english' configuration drops
+# (tsearch_data/english.stop): SQLite's FTS5 has none, so the question loses the same.
+_SNOWBALL_ENGLISH = """
+i me my myself we our ours ourselves you your yours yourself yourselves he him his
+himself she her hers herself it its itself they them their theirs themselves what
+which who whom this that these those am is are was were be been being have has had
+having do does did doing a an the and but if or because as until while of at by for
+with about against between into through during before after above below to from up
+down in out on off over under again further then once here there when where why how
+all any both each few more most other some such no nor not only own same so than too
+very s t can will just don should now
+"""
+ENGLISH_STOP_WORDS = frozenset(_SNOWBALL_ENGLISH.split())
+
+# The question's tsquery and the subject's ID are InitPlans (computed once, the ID a bigint
+# like the column: btree_gin compares like types only), so the GIN index on
+# (subject, vector) takes both conditions. An unknown or erased subject matches nothing.
+_PG_SCORES = """
+WITH question AS (
+    SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), ''))
+        AS query
+    FROM unnest(to_tsvector('english', %(question)s))
+)
+SELECT search.fact_id, ts_rank_cd(search.vector, (SELECT query FROM question), 32)
+FROM citations_factsearch AS search
+WHERE search.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(project)s
+        AND external_id = %(subject)s AND erased_at IS NULL)
+    AND search.vector @@ (SELECT query FROM question)
+"""
+
+# body (statement and value) weighs 1, the predicate's words 0.4: PostgreSQL's A and B.
+_SQLITE_SCORES = """
+SELECT search.fact_id, -bm25(citations_factsearch_fts, 1.0, 0.4)
+FROM citations_factsearch_fts
+JOIN citations_factsearch AS search ON search.id = citations_factsearch_fts.rowid
+WHERE citations_factsearch_fts MATCH %(question)s
+    AND search.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(project)s
+        AND external_id = %(subject)s AND erased_at IS NULL)
+"""
+
+_WORD = re.compile(r"\w+")
+
+
+def fts5_question(query: str) -> str:
+    """The FTS5 query for a question: its words less stop words, ORed (empty: no words)."""
+    words = dict.fromkeys(w for w in _WORD.findall(query.lower()) if w not in ENGLISH_STOP_WORDS)
+    return " OR ".join(f'"{word}"' for word in words)
+
+
+def fact_scores(*, project_pk: int, subject_id: str, query: str) -> dict[uuid.UUID, float]:
+    """Each fact of the subject (by its client ID) that matches the question, with its
+    score from 0 to 1; none for an unknown or erased subject."""
+    if connection.vendor == "postgresql":
+        sql, question = _PG_SCORES, query
+    else:
+        sql, question = _SQLITE_SCORES, fts5_question(query)
+        if not question:
+            return {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"question": question, "project": project_pk, "subject": subject_id})
+        rows = cursor.fetchall()
+    scores = {}
+    for fact_id, rank in rows:
+        rank = max(float(rank), 0.0)
+        # SQLite hands the UUID back as its 32 hex digits.
+        key = fact_id if isinstance(fact_id, uuid.UUID) else uuid.UUID(fact_id)
+        scores[key] = rank if connection.vendor == "postgresql" else rank / (rank + 1)
+    return scores
+
+
+@dataclass(frozen=True)
+class RankedFact(FactView):
+    """A fact as recall shows it, with how well it matches the question (0 to 1)."""
+
+    score: float
+
+
+def _order(fact: RankedFact) -> tuple[float, str]:
+    return (-fact.score, str(fact.id))
+
+
+def ranked_facts(
+    *,
+    project: Project,
+    subject_id: str,
+    query: str,
+    predicate: str | None = None,
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+    limit: int = RANKED_DEFAULT_LIMIT,
+    after: Any = None,
+) -> FactPage:
+    """The subject's facts matching ``query``, best first, true at ``valid_at`` as believed
+    at ``known_at`` (both now by default, as in recalled_facts); pages by (score, ID)."""
+    scope = "ranked:" + json.dumps(
+        [subject_id, predicate, query, iso_utc(valid_at), iso_utc(known_at)]
+    )
+    try:
+        position = position_after(after, scope=scope, shape=(float, str))
+    except BadCursor:
+        raise bad_after() from None
+    as_of_known = known_at is not None
+    known_at = known_at or timezone.now()
+    valid_at = valid_at or known_at
+    scores = fact_scores(project_pk=project.pk, subject_id=subject_id, query=query)
+    if not scores:
+        return FactPage([])
+    versions = (
+        FactVersion.objects.for_project(project)
+        .filter(fact_id__in=list(scores), fact__erased_at__isnull=True)
+        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
+        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
+        .select_related("fact", "fact__subject", "retraction")
+    )
+    if predicate:
+        versions = versions.filter(predicate=predicate)
+    ranked = []
+    for version in versions:
+        # The database filter is inclusive on both ends; the interval rules are exact.
+        if not (
+            version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
+        ):
+            continue
+        view = fact_view(version, known_at=known_at if as_of_known else None)
+        ranked.append(
+            RankedFact(
+                view.fact,
+                view.version,
+                view.status,
+                view.known,
+                view.retraction,
+                score=scores[version.fact_id],
+            )
+        )
+    ranked.sort(key=_order)
+    if position is not None:
+        last = (-position[0], position[1])
+        ranked = [fact for fact in ranked if _order(fact) > last]
+    if len(ranked) <= limit:
+        return FactPage(list(ranked))
+    page = ranked[:limit]
+    return FactPage(list(page), next_page(scope=scope, position=[page[-1].score, str(page[-1].id)]))
+
+
+__all__ = [
+    "ENGLISH_STOP_WORDS",
+    "RANKED_DEFAULT_LIMIT",
+    "RANKED_MAX_LIMIT",
+    "RankedFact",
+    "fact_scores",
+    "fts5_question",
+    "ranked_facts",
+]
