@@ -41,13 +41,13 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from billing.pipeline import (
+    UNBOUNDED,
     Admit,
     CallBounds,
     Precheck,
     PricedCallContext,
     PricedSpec,
     TrialSize,
-    Unbounded,
     priced_call,
 )
 from billing.pricing import PricedRoute, priced_route
@@ -101,18 +101,19 @@ def priced(
         admit=admit,
         trial_size=trial_size,
         output=output,
-        bounds=bounds or Unbounded(),
+        bounds=bounds or UNBOUNDED,
     )
     return priced_spec(spec)
 
 
-def priced_spec(spec: PricedSpec) -> Callable[[Any], Any]:
-    """``@priced`` from a whole spec: e.g. a route priced by its request, or x402 only."""
+def priced_spec(spec: PricedSpec, *, methods: tuple[str, ...] = _HANDLERS) -> Callable[[Any], Any]:
+    """``@priced`` from a whole spec: e.g. a route priced by its request, or x402 only.
+    On a class, only the handlers of ``methods`` are priced (every one by default)."""
 
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):
             return _priced_handler(spec, target)
-        for name in _HANDLERS:
+        for name in methods:
             handler = target.__dict__.get(name)
             if handler is not None:
                 setattr(target, name, _priced_handler(spec, handler))

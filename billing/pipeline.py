@@ -82,6 +82,9 @@ class Unbounded:
         return nullcontext()
 
 
+UNBOUNDED = Unbounded()
+
+
 @dataclass(frozen=True)
 class PricedCallContext:
     """What a priced handler is given, as its ``call`` keyword argument."""
@@ -101,7 +104,7 @@ class PricedSpec:
     admit: Admit | None = None
     trial_size: TrialSize | None = None
     output: type[Serializer] | None = None
-    bounds: CallBounds = Unbounded()
+    bounds: CallBounds = UNBOUNDED
     trial: bool = True  # an unpaid call may be a free trial (else: the offer)
     credit: bool = True  # a Bearer credential may pay from its balance
 

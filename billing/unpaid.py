@@ -67,7 +67,8 @@ def limit_unpaid(
     if paid_exempt and payment_header(request.headers):
         return {}
     if credit_exempt and credential_header(request.headers):
-        return {}
+        # Paid from credit: not counted, but told where its address stands (one read).
+        return _decision(client_ip(request), count=False).headers()
     decision = _decision(client_ip(request))
     if not decision.allowed:
         raise _refused(decision)

@@ -5,84 +5,181 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('billing', '0005_paymentclaim_payment_id'),
+        ("billing", "0005_paymentclaim_payment_id"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='paymentclaim',
-            name='credit_owner',
+            model_name="paymentclaim",
+            name="credit_owner",
             field=models.CharField(blank=True, max_length=64),
         ),
         migrations.CreateModel(
-            name='CreditAccount',
+            name="CreditAccount",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('owner', models.CharField(max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('balance', models.BigIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("owner", models.CharField(max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("balance", models.BigIntegerField(default=0)),
             ],
             options={
-                'ordering': ['owner'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('balance__gte', 0)), name='billing_credit_never_below_zero')],
+                "ordering": ["owner"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("balance__gte", 0)),
+                        name="billing_credit_never_below_zero",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='CreditHold',
+            name="CreditHold",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('route', models.CharField(max_length=64)),
-                ('amount', models.BigIntegerField()),
-                ('state', models.CharField(choices=[('held', 'held (work running)'), ('drawn', 'drawn (charged)'), ('released', 'released (not charged)')], default='held', max_length=16)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('outcome', models.CharField(blank=True, max_length=96)),
-                ('request_id', models.CharField(blank=True, max_length=128)),
-                ('account', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='holds', to='billing.creditaccount')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("route", models.CharField(max_length=64)),
+                ("amount", models.BigIntegerField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("held", "held (work running)"),
+                            ("drawn", "drawn (charged)"),
+                            ("released", "released (not charged)"),
+                        ],
+                        default="held",
+                        max_length=16,
+                    ),
+                ),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("outcome", models.CharField(blank=True, max_length=96)),
+                ("request_id", models.CharField(blank=True, max_length=128)),
+                (
+                    "account",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="holds",
+                        to="billing.creditaccount",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='MoneyEvent',
+            name="MoneyEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('kind', models.CharField(choices=[('claim', 'Claim'), ('settle', 'Settle'), ('release', 'Release'), ('top_up', 'Top Up'), ('hold', 'Hold'), ('draw', 'Draw')], max_length=16)),
-                ('rail', models.CharField(choices=[('x402', 'X402'), ('credit', 'Credit')], max_length=8)),
-                ('amount', models.BigIntegerField()),
-                ('route', models.CharField(blank=True, max_length=64)),
-                ('request_id', models.CharField(blank=True, max_length=128)),
-                ('account', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='events', to='billing.creditaccount')),
-                ('claim', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='events', to='billing.paymentclaim')),
-                ('hold', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='events', to='billing.credithold')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("claim", "Claim"),
+                            ("settle", "Settle"),
+                            ("release", "Release"),
+                            ("top_up", "Top Up"),
+                            ("hold", "Hold"),
+                            ("draw", "Draw"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "rail",
+                    models.CharField(
+                        choices=[("x402", "X402"), ("credit", "Credit")], max_length=8
+                    ),
+                ),
+                ("amount", models.BigIntegerField()),
+                ("route", models.CharField(blank=True, max_length=64)),
+                ("request_id", models.CharField(blank=True, max_length=128)),
+                (
+                    "account",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="events",
+                        to="billing.creditaccount",
+                    ),
+                ),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="events",
+                        to="billing.paymentclaim",
+                    ),
+                ),
+                (
+                    "hold",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="events",
+                        to="billing.credithold",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-pk'],
+                "ordering": ["-at", "-pk"],
             },
         ),
         migrations.AddIndex(
-            model_name='credithold',
-            index=models.Index(fields=['account', 'state', 'lease_until'], name='billing_cre_account_dec173_idx'),
+            model_name="credithold",
+            index=models.Index(
+                fields=["account", "state", "lease_until"], name="billing_cre_account_dec173_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='credithold',
-            constraint=models.CheckConstraint(condition=models.Q(('amount__gt', 0)), name='billing_hold_positive'),
+            model_name="credithold",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("amount__gt", 0)), name="billing_hold_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='credithold',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('state', 'held'), _negated=True), ('lease_until__isnull', False), _connector='OR'), name='billing_hold_has_lease'),
+            model_name="credithold",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("state", "held"), _negated=True),
+                    ("lease_until__isnull", False),
+                    _connector="OR",
+                ),
+                name="billing_hold_has_lease",
+            ),
         ),
         migrations.AddIndex(
-            model_name='moneyevent',
-            index=models.Index(fields=['account', 'id'], name='billing_mon_account_071e33_idx'),
+            model_name="moneyevent",
+            index=models.Index(fields=["account", "id"], name="billing_mon_account_071e33_idx"),
         ),
         migrations.AddConstraint(
-            model_name='moneyevent',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind', 'top_up')), fields=('claim',), name='billing_one_top_up_per_claim'),
+            model_name="moneyevent",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind", "top_up")),
+                fields=("claim",),
+                name="billing_one_top_up_per_claim",
+            ),
         ),
     ]

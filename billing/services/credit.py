@@ -113,9 +113,7 @@ def credit_draw(hold: CreditHold) -> None:
                 pk=hold.account_id, balance__gte=hold.amount
             ).update(balance=F("balance") - hold.amount)
             if not retaken:
-                raise InsufficientCredit(
-                    CreditAccount.objects.get(pk=hold.account_id).balance
-                )
+                raise InsufficientCredit(CreditAccount.objects.get(pk=hold.account_id).balance)
             CreditHold.objects.filter(pk=hold.pk).update(
                 state=HoldState.DRAWN, outcome="charged_after_recovery", updated_at=timezone.now()
             )
@@ -141,9 +139,7 @@ def credit_release(hold: CreditHold, *, outcome: str) -> bool:
         )
         if not released:
             return False
-        CreditAccount.objects.filter(pk=hold.account_id).update(
-            balance=F("balance") + hold.amount
-        )
+        CreditAccount.objects.filter(pk=hold.account_id).update(balance=F("balance") + hold.amount)
         credit_event(
             Kind.RELEASE,
             hold.account,
