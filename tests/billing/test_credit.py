@@ -275,8 +275,8 @@ def test_a_dead_calls_hold_is_released_by_recovery(api, funded):
 
 
 def test_a_call_that_outlived_its_recovered_hold_is_drawn_again(api, funded):
-    from billing.services.credit import credit_draw, credit_hold, credit_recover
     from billing.pricing import priced_route
+    from billing.services.credit import credit_draw, credit_hold, credit_recover
 
     funded("1.00")
     owner = CreditAccount.objects.get().owner
