@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
+
+from django.db.models import Sum
+
 from billing.models import CreditAccount, CreditHold, MoneyEvent, PaymentClaim
 
 Kind = MoneyEvent.Kind
@@ -41,3 +45,14 @@ def credit_event(
         hold=hold,
         claim=claim,
     )
+
+
+def day_totals(day: datetime.date) -> dict[tuple[str, str], int]:
+    """The sum of each (rail, kind) of money event on one UTC day, for reconciliation."""
+    rows = (
+        MoneyEvent.objects.filter(at__date=day)
+        .values("rail", "kind")
+        .annotate(total=Sum("amount"))
+        .order_by()
+    )
+    return {(row["rail"], row["kind"]): row["total"] for row in rows}
