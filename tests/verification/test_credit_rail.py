@@ -185,3 +185,34 @@ def test_quotes_on_one_page_draw_its_price(api, credential, article):
     response = _post(api, credential, "verify/quotes", url=article, quotes=["overdue", "x"])
     assert response.status_code == 200, response.content
     assert _balance() == 920_000
+
+
+def test_uncharged_refusals_after_the_hold_use_the_callers_bucket(api, credential, dns_server):
+    """Six refusals after the hold (the bucket's size), then 429 before any lookup."""
+    size = queues.UNCHARGED_FAILURES.size
+    for _ in range(size):
+        refused = _post(api, credential, url="http://no-such-host.invalid/page", quote="x")
+        assert refused.json()["error"]["code"] == "host_not_found"
+    looked_up = len(dns_server.queries)
+    over = _post(api, credential, url="http://no-such-host.invalid/page", quote="x")
+    assert over.status_code == 429, over.content
+    assert over.json()["error"]["details"]["reason"] == "uncharged_failures"
+    assert len(dns_server.queries) == looked_up  # refused before the host was looked up
+    assert _balance() == 1_000_000
+    assert CreditHold.objects.filter(state="released").count() == size + 1
+
+
+def test_a_paid_answer_is_rendered_once(api, credential, article, monkeypatch):
+    from verification.api.serializers import VerifyQuoteOutput
+
+    renders = []
+    original = VerifyQuoteOutput.to_representation
+
+    def counted(self, instance):
+        renders.append(instance)
+        return original(self, instance)
+
+    monkeypatch.setattr(VerifyQuoteOutput, "to_representation", counted)
+    response = _post(api, credential, url=article, quote="the review is overdue")
+    assert response.status_code == 200
+    assert len(renders) == 1 and renders[0]["rail"] == "credit"
