@@ -21,8 +21,7 @@ from billing.models import (
     TrialBudget,
     TrialUse,
 )
-from billing.money import token_amount
-from billing.services.credit import usd_text
+from billing.money import token_amount, usd_text
 
 
 class LedgerAdmin(ReadOnlyAdmin):

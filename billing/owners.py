@@ -2,16 +2,19 @@
 
 Billing keeps balances (``CreditAccount``) keyed by an owner string and knows nothing of
 projects or credentials; those live in ``citations``, above billing in the layers. That
-app registers, when it loads, the two functions billing needs: one that turns a Bearer
-token into its owner key (or None for an unknown, revoked or suspended one), and one that
-opens a new owner (self-serve sign-up by payment) and returns its key, a public name and
-the credential, shown once. Billing calls them without importing their app.
+app registers, when it loads, the dotted name of a module with the three functions billing
+needs: ``owner_resolve(token)``, a Bearer token's owner key (or None for an unknown,
+revoked or suspended one); ``owner_open()``, a new owner (self-serve sign-up by payment)
+with its key, a public name and the credential, shown once; ``owner_name(key)``. Billing
+imports that module by name on the first credit call, so neither a command nor billing
+itself ever imports the app above it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
+from types import ModuleType
 
 from attest.errors import AttestError
 
@@ -38,19 +41,19 @@ class OpenedOwner:
     credential: str  # shown once, never stored by billing
 
 
-Resolver = Callable[[str], str | None]
-Opener = Callable[[], OpenedOwner]
-Namer = Callable[[str], str]
-
-_resolver: Resolver | None = None
-_opener: Opener | None = None
-_namer: Namer | None = None
+_provider: str | None = None
 
 
-def register_owners(*, resolve: Resolver, open_owner: Opener, name: Namer) -> None:
-    """Name the functions that resolve, open and name credit owners (one app does)."""
-    global _resolver, _opener, _namer
-    _resolver, _opener, _namer = resolve, open_owner, name
+def register_owners(module: str) -> None:
+    """Name the module whose functions resolve, open and name credit owners (one app's)."""
+    global _provider
+    _provider = module
+
+
+def _owners() -> ModuleType:
+    if _provider is None:
+        raise LookupError("No app provides credit owners; citations registers one when it loads.")
+    return import_module(_provider)
 
 
 def bearer_token(authorization: str) -> str:
@@ -61,19 +64,17 @@ def bearer_token(authorization: str) -> str:
 
 def owner_of(token: str) -> str:
     """The owner key ``token`` pays for; 401 ``invalid_credential`` when it pays for none."""
-    if _resolver is None:
-        raise InvalidCredential("No credentials are known to this server.")
-    owner = _resolver(token)
+    owner = _owners().owner_resolve(token)
     if owner is None:
         raise InvalidCredential()
     return owner
 
 
 def owner_open() -> OpenedOwner:
-    if _opener is None:
-        raise LookupError("No app opens credit owners; citations registers one when it loads.")
-    return _opener()
+    opened: OpenedOwner = _owners().owner_open()
+    return opened
 
 
 def owner_name(owner: str) -> str:
-    return _namer(owner) if _namer is not None else owner
+    name: str = _owners().owner_name(owner)
+    return name

@@ -5,6 +5,8 @@ class CitationsConfig(AppConfig):
     name = "citations"
 
     def ready(self) -> None:
-        from citations import credits
+        from billing.owners import register_owners
 
-        credits.register()  # billing's balances are kept per project (citations.credits)
+        # Billing keeps prepaid balances per project; it reaches projects through this
+        # module, imported by name on the first credit call (billing.owners).
+        register_owners("citations.credits")

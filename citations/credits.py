@@ -1,8 +1,8 @@
 """Projects as owners of prepaid credit: what billing's balances are keyed by.
 
-Billing sits below this app and never imports it; it calls the three functions below,
-registered when this app loads (``CitationsConfig.ready``): a Bearer token to the owner
-key of its project, a new project opened by a paid top-up, and a key back to the
+Billing sits below this app and never imports it; it calls the three functions below, in
+this module named when the app loads (``CitationsConfig.ready``): a Bearer token to the
+owner key of its project, a new project opened by a paid top-up, and a key back to the
 project's name.
 """
 
@@ -12,7 +12,7 @@ import secrets
 
 from django.db import transaction
 
-from billing.owners import OpenedOwner, register_owners
+from billing.owners import OpenedOwner
 from citations.auth import credential_for_token
 from citations.models import Project
 from citations.services import project_create
@@ -43,7 +43,3 @@ def owner_name(owner: str) -> str:
     pk = owner.removeprefix(OWNER_PREFIX)
     name = Project.objects.filter(pk=pk).values_list("name", flat=True).first()
     return name or owner
-
-
-def register() -> None:
-    register_owners(resolve=owner_resolve, open_owner=owner_open, name=owner_name)

@@ -24,6 +24,7 @@ from billing.core.payment_header import (
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, resource_server
 from billing.models import MoneyEvent, PaymentClaim
+from billing.money import usd_text
 from billing.owners import InvalidCredential, bearer_token, owner_of
 from billing.pricing import SETTLEMENT_SECONDS, PricedRoute
 from billing.services.answers import answer_for_retry, answer_response
@@ -44,7 +45,7 @@ from billing.services.claims import (
     uncharged_runs,
     work_lease_end,
 )
-from billing.services.credit import InsufficientCredit, credit_hold, route_price, usd_text
+from billing.services.credit import InsufficientCredit, credit_hold, route_price
 from billing.services.events import claim_event
 from billing.services.offers import offer_error, refusal_error, route_requirement
 from billing.services.payment_ids import (

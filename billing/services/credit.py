@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
-from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from billing.models import CreditAccount, CreditHold, MoneyEvent, PaymentClaim
+from billing.money import usd_micros
 from billing.pricing import PricedRoute
 from billing.services.events import credit_event
 
 Kind = MoneyEvent.Kind
 HoldState = CreditHold.State
-MICROS_PER_USD = 1_000_000
 # What GET /v1/credits lists: the movements of a balance (not the x402 claim events).
 MOVEMENT_KINDS = (Kind.TOP_UP, Kind.HOLD, Kind.DRAW, Kind.RELEASE)
 CURRENCY = "USD"
@@ -40,21 +39,6 @@ class InsufficientCredit(Exception):
     def __init__(self, balance: int):
         self.balance = balance
         super().__init__(f"balance {balance} micro-USD")
-
-
-def usd_micros(usd: str | Decimal) -> int:
-    """Micro-USD of "$0.01", "0.01" or a Decimal; exact, or ValueError."""
-    value = Decimal(str(usd).lstrip("$")) * MICROS_PER_USD
-    if value != value.to_integral_value():
-        raise ValueError(f"{usd} is finer than a micro-dollar")
-    return int(value)
-
-
-def usd_text(micros: int) -> str:
-    """ "4.99" for 4,990,000: at least cents, every digit a balance has after them."""
-    text = f"{Decimal(micros) / MICROS_PER_USD:.6f}".rstrip("0")
-    whole, _, fraction = text.partition(".")
-    return f"{whole}.{fraction.ljust(2, '0')}"
 
 
 def route_price(route: PricedRoute) -> int:

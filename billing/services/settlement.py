@@ -15,6 +15,7 @@ from attest.errors import AttestError
 from billing.exceptions import FacilitatorUnavailable, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_server
 from billing.models import PaidAnswer, PaymentClaim, Settlement
+from billing.money import usd_text
 from billing.pricing import TOP_UP_ROUTE, PricedRoute, priced_route, top_up_route
 from billing.recorders import answer_delivered, answer_withheld
 from billing.services.answers import (
@@ -26,7 +27,7 @@ from billing.services.answers import (
 )
 from billing.services.calls import PricedCall
 from billing.services.claims import claim_begin_settling, claim_finish, claim_take_for_reconcile
-from billing.services.credit import InsufficientCredit, credit_draw, credit_release, usd_text
+from billing.services.credit import InsufficientCredit, credit_draw, credit_release
 from billing.services.offers import offer_error, refusal_error
 from billing.trial import trial_record_use, trial_refund
 

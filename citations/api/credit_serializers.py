@@ -39,7 +39,7 @@ class CreditsOpened(serializers.Serializer):
     project = serializers.CharField(help_text="The new project's name.")
     balance = serializers.CharField(help_text="US dollars, e.g. 5.00.")
     currency = serializers.ChoiceField(choices=["USD"])
-    tier = serializers.ChoiceField(choices=["paid"])
+    tier = serializers.CharField(help_text='"paid".')
     rail = serializers.CharField(help_text='"x402": credit is bought over x402 only.')
     network = serializers.CharField(help_text="CAIP-2 network of the payment.")
 
@@ -48,7 +48,7 @@ class CreditsToppedUp(serializers.Serializer):
     project = serializers.CharField(help_text="The credential's project.")
     balance = serializers.CharField(help_text="US dollars once this top-up settles.")
     currency = serializers.ChoiceField(choices=["USD"])
-    tier = serializers.ChoiceField(choices=["paid"])
+    tier = serializers.CharField(help_text='"paid".')
     rail = serializers.CharField(help_text='"x402": credit is bought over x402 only.')
     network = serializers.CharField(help_text="CAIP-2 network of the payment.")
 

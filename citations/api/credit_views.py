@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from attest.schema import route_error_responses
 from billing.decorators import PricedCallContext, priced_spec
+from billing.money import usd_micros, usd_text
 from billing.openapi import PAYMENT_PARAMETERS
 from billing.owners import bearer_token, owner_of, owner_open
 from billing.pipeline import PricedSpec
@@ -21,8 +22,6 @@ from billing.services.credit import (
     credit_balance,
     credit_statement,
     top_up_owner,
-    usd_micros,
-    usd_text,
 )
 from citations.api import credit_serializers as s
 from citations.api import route_errors
