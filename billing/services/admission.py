@@ -16,6 +16,7 @@ from x402 import PaymentPayload, PaymentRequirements
 from x402.http import PAYMENT_SIGNATURE_HEADER
 
 from billing.core.payment_header import (
+    Authorization,
     MalformedAuthorization,
     decode_payment,
     payment_digest,
@@ -286,7 +287,7 @@ def _payment_read(
     return payload, matched
 
 
-def _authorization_read(payload: PaymentPayload, refuse: _Refuse):
+def _authorization_read(payload: PaymentPayload, refuse: _Refuse) -> Authorization:
     try:
         return read_authorization(payload.payload)
     except MalformedAuthorization:
