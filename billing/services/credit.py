@@ -144,16 +144,6 @@ def credit_recover(owner: str) -> int:
     return sum(credit_release(hold, outcome="abandoned_mid_work") for hold in stale)
 
 
-def credit_recover_all() -> int:
-    """Release every stale hold (the staff command and the daily job)."""
-    owners = (
-        CreditHold.objects.filter(state=HoldState.HELD, lease_until__lte=timezone.now())
-        .values_list("account__owner", flat=True)
-        .distinct()
-    )
-    return sum(credit_recover(owner) for owner in list(owners))
-
-
 def top_up_owner(claim: PaymentClaim, owner: str) -> None:
     """Name the owner a paid top-up will credit once its payment settles."""
     PaymentClaim.objects.filter(pk=claim.pk).update(credit_owner=owner)
