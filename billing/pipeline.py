@@ -136,7 +136,7 @@ def priced_call(
             if rail.paid and spec.admit is not None:
                 checked = spec.admit(request, checked, paid=True)
             context = PricedCallContext(
-                prechecked=checked, tier=call.tier, payment=call.payment, rail=_rail_name(call)
+                prechecked=checked, tier=call.tier, payment=call.payment, rail=call.rail
             )
             response = handler(view, request, *args, call=context, **kwargs)
     except AttestError as exc:
@@ -175,11 +175,6 @@ def _admit_call(
         trial_size=spec.trial_size(checked) if spec.trial_size else 1,
         trial=spec.trial,
     )
-
-
-def _rail_name(call: PricedCall) -> str:
-    paid = call.response_fields.get("rail")
-    return paid if isinstance(paid, str) else ""
 
 
 def _render_once(spec: PricedSpec, response: Response, call: PricedCall) -> None:

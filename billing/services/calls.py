@@ -54,10 +54,17 @@ class PricedCall:
     replay: HttpResponse | None = None
 
     @property
+    def rail(self) -> str:
+        """How a paid call is paid: "credit" or "x402"; "" for a trial call."""
+        if self.hold is not None:
+            return RAIL_CREDIT
+        return RAIL_X402 if self.tier == TIER_PAID else ""
+
+    @property
     def response_fields(self) -> dict[str, object]:
         """Fields a charged answer gains: a trial says what is left, a paid call its rail."""
         if self.tier == TIER_TRIAL:
             return {"tier": TIER_TRIAL, "trial_calls_left": self.trial_calls_left}
-        if self.hold is not None:
+        if self.rail == RAIL_CREDIT:
             return {"tier": TIER_PAID, "rail": RAIL_CREDIT}
         return {"tier": TIER_PAID, "rail": RAIL_X402, "network": settings.X402_NETWORK}
