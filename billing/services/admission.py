@@ -62,6 +62,7 @@ from billing.unpaid import count_refused_payment, payment_header
 logger = logging.getLogger("attest.billing")
 
 State = PaymentClaim.State
+RAIL_UNPAID = "unpaid"
 _BIGINT_MAX = 2**63 - 1
 
 
@@ -88,14 +89,14 @@ class _ById(TypedDict):
 class Rail:
     """How a priced call is paid, read from its headers before anything else is done."""
 
-    kind: str  # "x402", "credit" or "trial"
+    kind: str  # "x402", "credit" or "unpaid" (a trial call, or the offer)
     header: str = ""  # x402: the payment header
     legacy: bool = False  # x402: sent as v1's X-PAYMENT
     owner: str = ""  # credit: whose balance pays
 
     @property
     def paid(self) -> bool:
-        return self.kind != TIER_TRIAL
+        return self.kind != RAIL_UNPAID
 
 
 def call_rail(*, headers: Mapping[str, str], client_ip: str, accepts_credit: bool) -> Rail:
@@ -107,7 +108,7 @@ def call_rail(*, headers: Mapping[str, str], client_ip: str, accepts_credit: boo
         return Rail(RAIL_X402, header=header, legacy=not headers.get(PAYMENT_SIGNATURE_HEADER))
     token = bearer_token(headers.get("Authorization", "")) if accepts_credit else ""
     if not token:
-        return Rail(TIER_TRIAL)
+        return Rail(RAIL_UNPAID)
     try:
         return Rail(RAIL_CREDIT, owner=owner_of(token))
     except InvalidCredential:
@@ -137,7 +138,7 @@ def call_admit(
     call = PricedCall(
         route=route, tier=TIER_TRIAL, client_ip=client_ip, request_id=request_id, day=trial_day()
     )
-    if rail.kind == TIER_TRIAL:
+    if rail.kind == RAIL_UNPAID:
         if not trial:
             raise offer_error(
                 route=route, reason="payment_required", client_ip=client_ip, request_id=request_id
