@@ -175,7 +175,7 @@ def test_every_route_has_a_method(service):
         "/v1/facts", "/v1/facts/{fact_id}/retract", "/v1/citations/resolve", "/v1/rebuilds",
         "/v1/rebuilds/{generation_id}", "/v1/erasures", "/v1/subjects/{subject}/export",
         "/healthz", "/v1/openapi.json", "/v1/predicates", "/v1/log/head", "/v1/log/proof",
-        "/v1/log/consistency",
+        "/v1/log/consistency", "/v1/credits",
     }  # fmt: skip
     assert paths <= covered, paths - covered
 
