@@ -38,7 +38,7 @@ class CreditsOpened(serializers.Serializer):
     )
     project = serializers.CharField(help_text="The new project's name.")
     balance = serializers.CharField(help_text="US dollars, e.g. 5.00.")
-    currency = serializers.ChoiceField(choices=["USD"])
+    currency = serializers.CharField(help_text='"USD".')
     tier = serializers.CharField(help_text='"paid".')
     rail = serializers.CharField(help_text='"x402": credit is bought over x402 only.')
     network = serializers.CharField(help_text="CAIP-2 network of the payment.")
@@ -47,13 +47,13 @@ class CreditsOpened(serializers.Serializer):
 class CreditsToppedUp(serializers.Serializer):
     project = serializers.CharField(help_text="The credential's project.")
     balance = serializers.CharField(help_text="US dollars once this top-up settles.")
-    currency = serializers.ChoiceField(choices=["USD"])
+    currency = serializers.CharField(help_text='"USD".')
     tier = serializers.CharField(help_text='"paid".')
     rail = serializers.CharField(help_text='"x402": credit is bought over x402 only.')
     network = serializers.CharField(help_text="CAIP-2 network of the payment.")
 
 
-class StatementIn(serializers.Serializer):
+class CreditStatementIn(serializers.Serializer):
     after = serializers.IntegerField(
         required=False, min_value=1, help_text="The `next` of the previous page."
     )
@@ -62,16 +62,17 @@ class StatementIn(serializers.Serializer):
     )
 
 
-class MovementOut(serializers.Serializer):
-    type = serializers.ChoiceField(choices=[str(kind) for kind in MOVEMENT_KINDS])
+class CreditMovementOut(serializers.Serializer):
+    # Text, not an enum: a generic "type" enum's component name would collide with others.
+    type = serializers.CharField(help_text=" | ".join(str(kind) for kind in MOVEMENT_KINDS))
     amount = serializers.CharField(help_text="US dollars.")
     at = serializers.DateTimeField()
     route = serializers.CharField(required=False, help_text="The priced route it paid for.")
     request_id = serializers.CharField(required=False)
 
 
-class StatementOut(serializers.Serializer):
+class CreditStatementOut(serializers.Serializer):
     balance = serializers.CharField(help_text="US dollars, e.g. 4.99.")
-    currency = serializers.ChoiceField(choices=["USD"])
-    movements = MovementOut(many=True, help_text="Newest first.")
+    currency = serializers.CharField(help_text='"USD".')
+    movements = CreditMovementOut(many=True, help_text="Newest first.")
     next = serializers.CharField(required=False, help_text="Pass as `after` for older ones.")

@@ -108,14 +108,14 @@ class CreditsView(APIView):
             OpenApiParameter("after", int, required=False),
             OpenApiParameter("limit", int, required=False, default=50),
         ],
-        responses={200: s.StatementOut, **route_error_responses(route_errors.CREDITS_READ)},
+        responses={200: s.CreditStatementOut, **route_error_responses(route_errors.CREDITS_READ)},
         tags=["credit"],
     )
     def get(self, request: Request) -> Response:
         principal = request.user
         if not isinstance(principal, ProjectPrincipal):
             raise exceptions.NotAuthenticated()
-        query = s.StatementIn(data=request.query_params)
+        query = s.CreditStatementIn(data=request.query_params)
         query.is_valid(raise_exception=True)
         statement = credit_statement(
             owner=project_owner(principal.project),
@@ -138,4 +138,4 @@ class CreditsView(APIView):
         }
         if statement.next_after is not None:
             body["next"] = str(statement.next_after)
-        return Response(s.StatementOut().to_representation(body))
+        return Response(s.CreditStatementOut().to_representation(body))
