@@ -18,3 +18,20 @@ class RateCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bucket}: {self.count}"
+
+
+class SharedState(models.Model):
+    """A small JSON state every process shares when there is no Redis (attest.shared_state).
+
+    Its table keeps the name it had when the capacity limits alone used it.
+    """
+
+    key = models.CharField(max_length=200, primary_key=True)
+    value = models.JSONField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "verification_sharedstate"
+
+    def __str__(self) -> str:
+        return self.key

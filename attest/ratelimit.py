@@ -29,6 +29,7 @@ from django_redis.cache import RedisCache
 
 from attest.errors import CountUnreadable
 from attest.models import RateCount
+from attest.shared_state import in_redis
 
 _RATE = re.compile(r"([0-9]+)/([0-9]*)([smhd])")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -77,8 +78,9 @@ class RateDecision:
 
 
 def counts_in_cache() -> bool:
-    """Whether the counts live in the cache (a Redis every process shares), not the database."""
-    return settings.CACHES["default"]["BACKEND"].startswith("django_redis")
+    """Whether the counts live in the cache (a Redis every process shares), not the database:
+    attest.shared_state decides, for everything shared."""
+    return in_redis()
 
 
 def _window_end(key: str, window: int, now: float) -> int:

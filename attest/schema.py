@@ -318,6 +318,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("post", "/v1/verify/quotes"): "verify_quotes",
     ("post", "/v1/verify/citations"): "verify_citations",
     ("post", "/v1/fetch"): "fetch_page",
+    ("post", "/v1/credits"): "credits_buy",
+    ("get", "/v1/credits"): "credits_read",
     ("get", "/v1/sample/quote"): "sample_quote",
     ("get", "/v1/sample/citations"): "sample_citations",
     ("get", "/v1/sample/page"): "sample_page",

@@ -9,7 +9,10 @@ from django.db.models.functions import Cast, TruncDate
 from attest.admin import ReadOnlyAdmin, short_hex, wrappable
 from attest.registry import register_daily
 from billing.models import (
+    CreditAccount,
+    CreditHold,
     LocalTransfer,
+    MoneyEvent,
     Offer,
     PaidAnswer,
     PaymentClaim,
@@ -18,7 +21,7 @@ from billing.models import (
     TrialBudget,
     TrialUse,
 )
-from billing.money import token_amount
+from billing.money import token_amount, usd_text
 
 
 class LedgerAdmin(ReadOnlyAdmin):
@@ -167,6 +170,44 @@ class LocalTransferAdmin(LedgerAdmin):
     @admin.display(description="pay to", ordering="pay_to")
     def short_pay_to(self, obj: LocalTransfer) -> str:
         return short_hex(obj.pay_to)
+
+
+class CreditAdmin(ReadOnlyAdmin):
+    """Balances and their movements: written only by the payment flow, read by staff."""
+
+    @admin.display(description="amount (USD)", ordering="amount")
+    def usd(self, obj) -> str:
+        return usd_text(obj.amount)
+
+
+@admin.register(CreditAccount)
+class CreditAccountAdmin(CreditAdmin):
+    list_display = ["owner", "balance_usd", "created_at"]
+    search_fields = ["owner"]
+
+    @admin.display(description="balance (USD)", ordering="balance")
+    def balance_usd(self, obj: CreditAccount) -> str:
+        return usd_text(obj.balance)
+
+
+@admin.register(CreditHold)
+class CreditHoldAdmin(CreditAdmin):
+    list_display = ["created_at", "account", "route", "usd", "state", "lease_until", "outcome"]
+    list_filter = ["route", "state", "outcome"]
+    search_fields = ["account__owner", "request_id"]
+    list_select_related = ["account"]
+    raw_id_fields = ["account"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(MoneyEvent)
+class MoneyEventAdmin(CreditAdmin):
+    list_display = ["at", "rail", "kind", "usd", "route", "account", "claim_id", "hold_id"]
+    list_filter = ["rail", "kind", "route"]
+    search_fields = ["account__owner", "request_id", "claim__payer"]
+    list_select_related = ["account"]
+    raw_id_fields = ["account", "claim", "hold"]
+    date_hierarchy = "at"
 
 
 def daily_counts(start):

@@ -8,8 +8,10 @@ from django.conf import settings
 
 from attest.errors import AttestError
 
-# Where a 402's message sends a caller: the payments docs, with working clients.
+# Where a 402's message sends a caller: the payments docs, with working clients, and the
+# prepaid credit a caller without a wallet pays with.
 PAYMENTS_DOCS_PATH = "/docs/payments"
+CREDITS_DOCS_PATH = "/docs/credits"
 
 
 class PaymentRequiredError(AttestError):
@@ -38,9 +40,11 @@ class PaymentRequiredError(AttestError):
         }
         if offer.get("resource"):
             details["resource"] = offer["resource"]
-        docs = f"{settings.ATTEST_PUBLIC_URL.rstrip('/')}{PAYMENTS_DOCS_PATH}"
+        public = settings.ATTEST_PUBLIC_URL.rstrip("/")
         super().__init__(
-            f"{message or self.message} How to pay, with a working client: {docs}",
+            f"{message or self.message} Without a wallet, pay from prepaid credit: send "
+            f"Authorization: Bearer <credential> ({public}{CREDITS_DOCS_PATH}). How to pay "
+            f"over x402, with a working client: {public}{PAYMENTS_DOCS_PATH}",
             details=details,
             headers={"PAYMENT-REQUIRED": header},
         )

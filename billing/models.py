@@ -79,6 +79,8 @@ class PaymentClaim(models.Model):
     request_id = models.CharField(max_length=128, blank=True)
     # The payer's idempotency key (x402 ``payment-identifier``): "" when none was sent.
     payment_id = models.CharField(max_length=128, blank=True)
+    # A paid top-up of prepaid credit: the owner whose balance grows once this settles.
+    credit_owner = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -250,3 +252,116 @@ class LocalTransfer(models.Model):
 
     def __str__(self) -> str:
         return self.transaction
+
+
+class CreditAccount(models.Model):
+    """A prepaid balance, in micro-USD (1 USD = 1,000,000: USDC's atomic unit), never below 0.
+
+    ``owner`` is an opaque key another app gives (citations: ``project:<id>``); billing
+    knows nothing of projects. Holds are taken from ``balance`` by a conditional update
+    (billing.services.credit), so the check constraint is a second guard, not the first.
+    """
+
+    owner = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    balance = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["owner"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(balance__gte=0), name="billing_credit_never_below_zero"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner}: {self.balance} micro-USD"
+
+
+class CreditHold(models.Model):
+    """The price of one credit-paid call, taken from the balance while its work runs.
+
+    ``held`` under a lease (a worker presumed dead after it); then ``drawn`` (charged) or
+    ``released`` (given back: an uncharged outcome, or a dead worker's hold recovered).
+    """
+
+    class State(models.TextChoices):
+        HELD = "held", "held (work running)"
+        DRAWN = "drawn", "drawn (charged)"
+        RELEASED = "released", "released (not charged)"
+
+    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="holds")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    route = models.CharField(max_length=64)
+    amount = models.BigIntegerField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.HELD)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=96, blank=True)
+    request_id = models.CharField(max_length=128, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="billing_hold_positive"),
+            models.CheckConstraint(
+                condition=~Q(state="held") | Q(lease_until__isnull=False),
+                name="billing_hold_has_lease",
+            ),
+        ]
+        indexes = [models.Index(fields=["account", "state", "lease_until"])]
+
+    def __str__(self) -> str:
+        return f"{self.route} hold of {self.amount} ({self.state})"
+
+
+class MoneyEvent(models.Model):
+    """One movement of money, written in the transaction that makes it.
+
+    x402: ``claim`` (an authorization reserved), ``settle`` (money moved to us),
+    ``release`` (the claim freed, nothing charged). Credit: ``top_up`` (bought over x402),
+    ``hold``, ``draw`` and ``release`` of a call's price. Offers stay the counted rows of
+    ``Offer`` (an unpaid request is free to send, so it never writes a row of its own).
+    Amounts are micro-USD, as a credit balance is.
+    """
+
+    class Kind(models.TextChoices):
+        CLAIM = "claim"
+        SETTLE = "settle"
+        RELEASE = "release"
+        TOP_UP = "top_up"
+        HOLD = "hold"
+        DRAW = "draw"
+
+    class Rail(models.TextChoices):
+        X402 = "x402"
+        CREDIT = "credit"
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    rail = models.CharField(max_length=8, choices=Rail.choices)
+    amount = models.BigIntegerField()
+    route = models.CharField(max_length=64, blank=True)
+    request_id = models.CharField(max_length=128, blank=True)
+    account = models.ForeignKey(
+        CreditAccount, null=True, blank=True, on_delete=models.PROTECT, related_name="events"
+    )
+    claim = models.ForeignKey(
+        PaymentClaim, null=True, blank=True, on_delete=models.PROTECT, related_name="events"
+    )
+    hold = models.ForeignKey(
+        CreditHold, null=True, blank=True, on_delete=models.PROTECT, related_name="events"
+    )
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        constraints = [
+            # A claim tops up at most once: the same payment sent twice is one top-up.
+            models.UniqueConstraint(
+                fields=["claim"], condition=Q(kind="top_up"), name="billing_one_top_up_per_claim"
+            ),
+        ]
+        indexes = [models.Index(fields=["account", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.rail} {self.kind} of {self.amount}"

@@ -1,6 +1,26 @@
-"""Amounts as people read them: atomic token units turned into the token's own units."""
+"""Amounts as people read them: atomic token units turned into the token's own units, and
+prepaid credit's micro-USD (1 USD = 1,000,000, USDC's atomic unit) as dollars."""
 
 from __future__ import annotations
+
+from decimal import Decimal
+
+MICROS_PER_USD = 1_000_000
+
+
+def usd_micros(usd: str | Decimal) -> int:
+    """Micro-USD of "$0.01", "0.01" or a Decimal; exact, or ValueError."""
+    value = Decimal(str(usd).lstrip("$")) * MICROS_PER_USD
+    if value != value.to_integral_value():
+        raise ValueError(f"{usd} is finer than a micro-dollar")
+    return int(value)
+
+
+def usd_text(micros: int) -> str:
+    """ "4.99" for 4,990,000: at least cents, every digit a balance has after them."""
+    text = f"{Decimal(micros) / MICROS_PER_USD:.6f}".rstrip("0")
+    whole, _, fraction = text.partition(".")
+    return f"{whole}.{fraction.ljust(2, '0')}"
 
 
 def token_amount(atomic: str | int, *, network: str, asset: str) -> str:

@@ -53,6 +53,22 @@ PRICED_ROUTES: dict[str, PricedRoute] = {
 }
 
 
+# POST /v1/credits: prepaid credit bought over x402, its price the amount asked for. It is
+# not in PRICED_ROUTES (no fixed price, no trial, never paid from credit itself).
+TOP_UP_ROUTE = "credits"
+TOP_UP_WORK_SECONDS = 30
+
+
+def top_up_route(amount: str) -> PricedRoute:
+    """The x402 route that sells ``amount`` US dollars of prepaid credit ("5.00")."""
+    return PricedRoute(
+        TOP_UP_ROUTE,
+        f"${amount}",
+        f"US${amount} of prepaid credit for priced calls",
+        work_seconds=TOP_UP_WORK_SECONDS,
+    )
+
+
 def priced_route(name: str) -> PricedRoute:
     try:
         return PRICED_ROUTES[name]

@@ -12,6 +12,7 @@ from billing.exceptions import (
     PaymentRequiredError,
     SettlementPending,
 )
+from billing.owners import InvalidCredential
 
 # The errors every priced route adds to its own, registered under this name.
 PAYMENT = "payment"
@@ -23,7 +24,13 @@ PAYMENT_ERRORS = (
         "details.reason says why (payment_required, trial_exhausted, trial_busy, "
         "trial_too_large, payment_already_used, payment_retries_used, "
         "authorization_expires_too_soon, malformed_payment_identifier, or the facilitator's "
-        "verify reason).",
+        "verify reason), or insufficient_credit: a Bearer credential's prepaid balance, in "
+        "details.balance, is less than the price.",
+    ),
+    raised(
+        InvalidCredential,
+        "A Bearer credential and no payment header, but the credential is unknown, revoked "
+        "or its project suspended: never run as a free trial.",
     ),
     raised(FacilitatorUnavailable, "The payment facilitator cannot be reached; retry later."),
     raised(

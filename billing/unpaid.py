@@ -47,16 +47,28 @@ def payment_header(headers: Any) -> str:
     return headers.get(PAYMENT_SIGNATURE_HEADER) or headers.get(X_PAYMENT_HEADER) or ""
 
 
-def limit_unpaid(request: Request, *, paid_exempt: bool) -> dict[str, str]:
+def credential_header(headers: Any) -> bool:
+    """The request carries a Bearer credential (it may pay from prepaid credit)."""
+    scheme, _, token = (headers.get("Authorization") or "").partition(" ")
+    return scheme.lower() == "bearer" and bool(token.strip())
+
+
+def limit_unpaid(
+    request: Request, *, paid_exempt: bool, credit_exempt: bool = False
+) -> dict[str, str]:
     """Count this request against the unpaid limit; raise ``RateLimited`` when over it.
 
     With ``paid_exempt`` (a priced route) a request with a payment header is not counted
-    here: its body is checked first (a bad one is 400 whatever the header says), then the
-    payment, and a payment refused there counts as an unpaid request and is refused before
-    any outbound work (``count_refused_payment``). Returns the RateLimit headers to send.
+    here, nor with ``credit_exempt`` one with a Bearer credential: its body is checked first
+    (a bad one is 400 whatever the header says), then the payment or the credential, and
+    one refused there counts as an unpaid request and is refused before any outbound work
+    (``count_refused_payment``). Returns the RateLimit headers to send.
     """
     if paid_exempt and payment_header(request.headers):
         return {}
+    if credit_exempt and credential_header(request.headers):
+        # Paid from credit: not counted, but told where its address stands (one read).
+        return _decision(client_ip(request), count=False).headers()
     decision = _decision(client_ip(request))
     if not decision.allowed:
         raise _refused(decision)
@@ -70,7 +82,9 @@ def count_refused_payment(ip: str) -> None:
         raise _refused(decision)
 
 
-def apply_unpaid_limit(view_class: Any, *, paid_exempt: bool = False) -> Any:
+def apply_unpaid_limit(
+    view_class: Any, *, paid_exempt: bool = False, credit_exempt: bool = False
+) -> Any:
     """Make every request to ``view_class`` count against the unpaid limit (see module).
 
     A subclass of a limited view is limited already: applying it again would count twice.
@@ -82,7 +96,9 @@ def apply_unpaid_limit(view_class: Any, *, paid_exempt: bool = False) -> Any:
 
     def initial(self, request, *args, **kwargs):
         try:
-            request.rate_limit_headers = limit_unpaid(request, paid_exempt=paid_exempt)
+            request.rate_limit_headers = limit_unpaid(
+                request, paid_exempt=paid_exempt, credit_exempt=credit_exempt
+            )
         except RateLimited:
             # The refusal is the API's JSON error envelope, even on a view that renders HTML.
             request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSON

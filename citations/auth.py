@@ -69,6 +69,21 @@ def _credential(_shape: None, *, prefix: str, now: datetime) -> QuerySet[Credent
 _CREDENTIAL = PreparedQuery(_credential, prefix=str, now=datetime)
 
 
+def credential_for_token(token: str) -> Credential | None:
+    """The live credential ``token`` proves, or None (wrong shape, unknown, wrong secret,
+    revoked). Its project may be suspended: the caller decides what that means."""
+    # Only the shape new_token() makes reaches the database: a NUL or other stray
+    # character in a header is a wrong credential (401), never a database error.
+    if _TOKEN_SHAPE.fullmatch(token) is None:
+        return None
+    parts = token.split("_", 2)
+    found = _CREDENTIAL.rows(None, prefix=parts[1], now=timezone.now())
+    credential = found[0] if found else None
+    if credential is None or not hmac.compare_digest(credential.secret_sha256, token_sha256(token)):
+        return None
+    return credential
+
+
 class CredentialAuthentication(authentication.BaseAuthentication):
     """``Authorization: Bearer att_<prefix>_<secret>``; the prefix finds the row."""
 
@@ -79,17 +94,8 @@ class CredentialAuthentication(authentication.BaseAuthentication):
         scheme, _, token = header.partition(" ")
         if scheme.lower() != self.keyword.lower() or not token.strip():
             return None
-        token = token.strip()
-        # Only the shape new_token() makes reaches the database: a NUL or other stray
-        # character in a header is a wrong credential (401), never a database error.
-        if _TOKEN_SHAPE.fullmatch(token) is None:
-            raise exceptions.AuthenticationFailed()
-        parts = token.split("_", 2)
-        found = _CREDENTIAL.rows(None, prefix=parts[1], now=timezone.now())
-        credential = found[0] if found else None
-        if credential is None or not hmac.compare_digest(
-            credential.secret_sha256, token_sha256(token)
-        ):
+        credential = credential_for_token(token.strip())
+        if credential is None:
             raise exceptions.AuthenticationFailed()
         if credential.project.is_suspended:
             raise ProjectSuspended()

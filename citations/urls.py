@@ -5,6 +5,7 @@ from django.urls import path
 from attest.lazyviews import lazy_view
 
 urlpatterns = [
+    path("v1/credits", lazy_view("citations.api.credit_views.CreditsView"), name="credits"),
     path("v1/observations", lazy_view("citations.api.views.ObservationsView"), name="observations"),
     path("v1/recall", lazy_view("citations.api.views.RecallView"), name="recall"),
     path("v1/facts", lazy_view("citations.api.views.FactsView"), name="facts"),

@@ -91,17 +91,6 @@ class RefusalTally(models.Model):
         return f"{self.route} {self.error_code} x{self.count} ({self.hour:%Y-%m-%d %H:00})"
 
 
-class SharedState(models.Model):
-    """A capacity limit's state when there is no shared cache (see capacity.shared_state)."""
-
-    key = models.CharField(max_length=200, primary_key=True)
-    value = models.JSONField()
-    expires_at = models.DateTimeField(db_index=True)
-
-    def __str__(self) -> str:
-        return self.key
-
-
 class Batch(Verification):
     """The admin's view of the batch routes' records, with their per-quote outcomes."""
 

@@ -138,6 +138,13 @@ PAGES: tuple[DocPage, ...] = (
         group="Service",
     ),
     DocPage(
+        "credits",
+        "Prepaid credit",
+        "POST and GET /v1/credits: a balance bought once over x402 pays calls with a header.",
+        _context("credits"),
+        group="Service",
+    ),
+    DocPage(
         "limits",
         "Limits",
         "Every size, time and rate limit, and what happens past it.",

@@ -221,3 +221,7 @@ def web_evidence() -> dict[str, Any]:
 
 def mcp() -> dict[str, Any]:
     return {"tools": TOOLS}
+
+
+def credits() -> dict[str, Any]:
+    return {"network": settings.X402_NETWORK}

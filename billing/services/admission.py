@@ -1,10 +1,12 @@
-"""Admitting a priced call: a trial, a verified and claimed payment, or a paid retry."""
+"""Admitting a priced call: how it is paid (``call_rail``), then a trial, a credit hold, a
+verified and claimed payment, or a paid retry (``call_admit``)."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
 from django.conf import settings
@@ -15,6 +17,7 @@ from x402.http import PAYMENT_SIGNATURE_HEADER
 
 from attest.metrics import PAYMENTS_FAILED, PAYMENTS_VERIFIED
 from billing.core.payment_header import (
+    Authorization,
     MalformedAuthorization,
     decode_payment,
     payment_digest,
@@ -22,10 +25,19 @@ from billing.core.payment_header import (
 )
 from billing.exceptions import FacilitatorUnavailable, PaymentRequiredError, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, resource_server
-from billing.models import PaymentClaim
+from billing.models import MoneyEvent, PaymentClaim
+from billing.money import usd_text
+from billing.owners import InvalidCredential, bearer_token, owner_of
 from billing.pricing import SETTLEMENT_SECONDS, PricedRoute
 from billing.services.answers import answer_for_retry, answer_response
-from billing.services.calls import TIER_PAID, TIER_TRIAL, PricedCall, VerifiedPayment
+from billing.services.calls import (
+    RAIL_CREDIT,
+    RAIL_X402,
+    TIER_PAID,
+    TIER_TRIAL,
+    PricedCall,
+    VerifiedPayment,
+)
 from billing.services.claims import (
     UNCHARGED_RUNS_PER_AUTHORIZATION,
     claim_release_abandoned,
@@ -35,6 +47,8 @@ from billing.services.claims import (
     uncharged_runs,
     work_lease_end,
 )
+from billing.services.credit import InsufficientCredit, credit_hold, route_price
+from billing.services.events import claim_event
 from billing.services.offers import offer_error, refusal_error, route_requirement
 from billing.services.payment_ids import (
     MalformedPaymentId,
@@ -44,11 +58,12 @@ from billing.services.payment_ids import (
 )
 from billing.services.settlement import claim_reconcile
 from billing.trial import trial_day, trial_reserve, trial_spent
-from billing.unpaid import payment_header
+from billing.unpaid import count_refused_payment, payment_header
 
 logger = logging.getLogger("attest.billing")
 
 State = PaymentClaim.State
+RAIL_UNPAID = "unpaid"
 _BIGINT_MAX = 2**63 - 1
 
 
@@ -71,33 +86,90 @@ class _ById(TypedDict):
     requirements: PaymentRequirements
 
 
+@dataclass(frozen=True)
+class Rail:
+    """How a priced call is paid, read from its headers before anything else is done."""
+
+    kind: str  # "x402", "credit" or "unpaid" (a trial call, or the offer)
+    header: str = ""  # x402: the payment header
+    legacy: bool = False  # x402: sent as v1's X-PAYMENT
+    owner: str = ""  # credit: whose balance pays
+
+    @property
+    def paid(self) -> bool:
+        return self.kind != RAIL_UNPAID
+
+
+def call_rail(*, headers: Mapping[str, str], client_ip: str, accepts_credit: bool) -> Rail:
+    """A payment header pays, whatever else is sent; else a Bearer credential pays from its
+    balance (401 ``invalid_credential`` for one that pays for no one, counted as a refused
+    payment); else the call is unpaid: a trial, or the offer."""
+    header = payment_header(headers)
+    if header:
+        return Rail(RAIL_X402, header=header, legacy=not headers.get(PAYMENT_SIGNATURE_HEADER))
+    token = bearer_token(headers.get("Authorization", "")) if accepts_credit else ""
+    if not token:
+        return Rail(RAIL_UNPAID)
+    try:
+        return Rail(RAIL_CREDIT, owner=owner_of(token))
+    except InvalidCredential:
+        count_refused_payment(client_ip)
+        raise
+
+
 def call_admit(
     *,
     route: PricedRoute,
-    headers: Mapping[str, str],
+    rail: Rail,
     client_ip: str,
     request_id: str,
     request_digest: str,
     trial_size: int = 1,
+    trial: bool = True,
 ) -> PricedCall:
-    """Let a priced call run as a trial or as a verified, claimed payment; else raise.
+    """Let a priced call run as a trial, from a credit hold, or as a verified, claimed
+    payment; else raise.
 
     A retry of a request already paid for comes back with ``replay`` set: the stored
     answer, sent as it is. Raises ``PaymentRequiredError`` (402 with the offer),
     ``SettlementPending`` while the same payment's work or settlement is in flight or
-    unconfirmed, or ``FacilitatorUnavailable``.
+    unconfirmed, or ``FacilitatorUnavailable``. ``trial`` off: an unpaid call gets the
+    offer, never a free call.
     """
     call = PricedCall(
         route=route, tier=TIER_TRIAL, client_ip=client_ip, request_id=request_id, day=trial_day()
     )
-    header = payment_header(headers)
-    if not header:
+    if rail.kind == RAIL_UNPAID:
+        if not trial:
+            raise offer_error(
+                route=route, reason="payment_required", client_ip=client_ip, request_id=request_id
+            )
         _admit_trial(call, trial_size=trial_size)
         return call
     call.tier = TIER_PAID
-    legacy = not headers.get(PAYMENT_SIGNATURE_HEADER)
-    _admit_payment(call, header=header, request_digest=request_digest, legacy=legacy)
+    if rail.kind == RAIL_CREDIT:
+        _admit_credit(call, owner=rail.owner)
+        return call
+    _admit_payment(call, header=rail.header, request_digest=request_digest, legacy=rail.legacy)
     return call
+
+
+def _admit_credit(call: PricedCall, *, owner: str) -> None:
+    """Hold the price from the owner's balance; 402 ``insufficient_credit`` when short."""
+    try:
+        call.hold = credit_hold(owner=owner, route=call.route, request_id=call.request_id)
+    except InsufficientCredit as short:
+        count_refused_payment(call.client_ip)
+        raise offer_error(
+            route=call.route,
+            reason="insufficient_credit",
+            client_ip=call.client_ip,
+            request_id=call.request_id,
+            balance=usd_text(short.balance),
+            message=f"This project's prepaid credit (US${usd_text(short.balance)}) is less "
+            f"than this call's price (US${usd_text(route_price(call.route))}); top it up "
+            "with POST /v1/credits, or pay this call with the offer in PAYMENT-REQUIRED.",
+        ) from None
 
 
 def _admit_trial(call: PricedCall, *, trial_size: int) -> None:
@@ -133,12 +205,71 @@ def _admit_trial(call: PricedCall, *, trial_size: int) -> None:
 
 
 def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy: bool) -> None:
-    """Match, check, verify and claim the payment in ``header``, in that order.
+    """Read, match, check, verify and claim the payment in ``header``, in that order.
 
     Sets ``call.payment``, or ``call.replay`` for a retry of a request already paid for.
+    Each step refuses with its own reason (a 402 counted as a refused payment).
     """
     route = call.route
     refuse: _Refuse = {"route": route, "client_ip": call.client_ip, "request_id": call.request_id}
+    payload, matched = _payment_read(header, route, refuse)
+    authorization = _authorization_read(payload, refuse)
+    refuse["payer"] = authorization.payer
+    payment = _Payment(
+        payload=payload,
+        matched=matched,
+        payment_id=_payment_id(payload, refuse),
+        key={
+            "network": matched.network,
+            "asset": matched.asset.lower(),
+            "payer": authorization.payer,
+            "nonce": authorization.nonce,
+        },
+        digests={"request_digest": request_digest, "payment_digest": payment_digest(payload)},
+        legacy=legacy,
+    )
+    if _answered_by_live_claim(call, payment):
+        return
+    _within_validity(authorization.valid_before, route, refuse)
+    _verify(payload, matched, refuse)
+    PAYMENTS_VERIFIED.labels(route.name).inc()
+    if _answered_by_payment_id(call, payment):
+        return
+    claim = _claim(call, payment, valid_before=authorization.valid_before, refuse=refuse)
+    if claim is None:
+        return  # a parallel request claimed it first; call.replay holds its answer
+    _within_uncharged_runs(claim, key=payment.key, refuse=refuse)
+    logger.info("billing.claimed", extra={"route": route.name, "payer": authorization.payer})
+    call.payment = VerifiedPayment(
+        payload=payload, requirements=matched, claim=claim, legacy_header=legacy
+    )
+
+
+@dataclass(frozen=True)
+class _Payment:
+    """A decoded payment that matches the route's offer, as the claim steps need it."""
+
+    payload: PaymentPayload
+    matched: PaymentRequirements
+    payment_id: str
+    key: dict[str, str]  # what makes an authorization one: network, asset, payer, nonce
+    digests: dict[str, str]  # request_digest and payment_digest
+    legacy: bool
+
+    @property
+    def by_id(self) -> _ById:
+        return {
+            "payment_id": self.payment_id,
+            "payer": self.key["payer"],
+            "payload": self.payload,
+            "requirements": self.matched,
+        }
+
+
+def _payment_read(
+    header: str, route: PricedRoute, refuse: _Refuse
+) -> tuple[PaymentPayload, PaymentRequirements]:
+    """The header decoded, and the route's offer it accepts; 402 when it is neither."""
     requirement = route_requirement(route)
     payload = decode_payment(header, requirement)
     if payload is None:
@@ -148,8 +279,7 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             "in X-PAYMENT) for this network.",
             **refuse,
         )
-    server = resource_server()
-    matched = server.find_matching_requirements([requirement], payload)
+    matched = resource_server().find_matching_requirements([requirement], payload)
     if matched is None:
         raise refusal_error(
             reason="payment_mismatch",
@@ -157,8 +287,12 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             "PAYMENT-REQUIRED.",
             **refuse,
         )
+    return payload, matched
+
+
+def _authorization_read(payload: PaymentPayload, refuse: _Refuse) -> Authorization:
     try:
-        authorization = read_authorization(payload.payload)
+        return read_authorization(payload.payload)
     except MalformedAuthorization:
         raise refusal_error(
             reason="malformed_payment",
@@ -166,39 +300,44 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             "addresses, a 32-byte 0x-hex nonce, decimal value and times, a 0x-hex signature.",
             **refuse,
         ) from None
-    refuse["payer"] = authorization.payer
-    payment_id = _payment_id(payload, refuse)
-    key = {
-        "network": matched.network,
-        "asset": matched.asset.lower(),
-        "payer": authorization.payer,
-        "nonce": authorization.nonce,
-    }
-    digests = {"request_digest": request_digest, "payment_digest": payment_digest(payload)}
 
-    live = live_claim(key)
-    if live is not None:
-        outcome = _retry(
-            call, live, payload=payload, requirements=matched, legacy=legacy, **digests
-        )
-        if isinstance(outcome, VerifiedPayment):
-            call.payment = outcome
-            return
-        if outcome is not None:
-            call.replay = outcome
-            return
-        # The claim was abandoned mid-work and is now free: claim it afresh below.
 
+def _answered_by_live_claim(call: PricedCall, payment: _Payment) -> bool:
+    """A payment that already holds a claim: its retry is answered (stored answer, a
+    wait, a 402). False when it holds none, or held one abandoned mid-work, now freed."""
+    live = live_claim(payment.key)
+    if live is None:
+        return False
+    outcome = _retry(
+        call,
+        live,
+        payload=payment.payload,
+        requirements=payment.matched,
+        legacy=payment.legacy,
+        **payment.digests,
+    )
+    if isinstance(outcome, VerifiedPayment):
+        call.payment = outcome
+    elif outcome is not None:
+        call.replay = outcome
+    return outcome is not None
+
+
+def _within_validity(valid_before: int, route: PricedRoute, refuse: _Refuse) -> None:
     needed = route.work_seconds + SETTLEMENT_SECONDS
-    if authorization.valid_before < time.time() + needed:
+    if valid_before < time.time() + needed:
         raise refusal_error(
             reason="authorization_expires_too_soon",
             message=f"The authorization must stay valid for at least {needed} seconds; "
             "sign a new one.",
             **refuse,
         )
+
+
+def _verify(payload: PaymentPayload, matched: PaymentRequirements, refuse: _Refuse) -> None:
+    """The facilitator verifies the signature and the payer's funds; 402 or 503 if not."""
     try:
-        verified = server.verify_payment(payload, matched)
+        verified = resource_server().verify_payment(payload, matched)
     except FACILITATOR_ERRORS as exc:
         logger.warning("billing.verify_failed", extra={"error": str(exc)})
         PAYMENTS_FAILED.labels("verify", "facilitator_unavailable").inc()
@@ -210,23 +349,33 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
             message="The payment did not verify; see details.reason.",
             **refuse,
         )
-    PAYMENTS_VERIFIED.labels(route.name).inc()
-    by_id: _ById = {
-        "payment_id": payment_id,
-        "payer": authorization.payer,
-        "payload": payload,
-        "requirements": matched,
-    }
-    if _admit_by_payment_id(call, legacy=legacy, request_digest=request_digest, **by_id):
-        return
 
+
+def _answered_by_payment_id(call: PricedCall, payment: _Payment) -> bool:
+    return _admit_by_payment_id(
+        call,
+        legacy=payment.legacy,
+        request_digest=payment.digests["request_digest"],
+        **payment.by_id,
+    )
+
+
+def _claim(
+    call: PricedCall, payment: _Payment, *, valid_before: int, refuse: _Refuse
+) -> PaymentClaim | None:
+    """Reserve the authorization for this request (its claim row and money event).
+
+    None when a parallel request won the race: ``call`` then carries what it is answered
+    (a payment-identifier retry, or the stored answer of the same request).
+    """
+    route, matched, payload = call.route, payment.matched, payment.payload
     try:
         with transaction.atomic():
             claim = PaymentClaim.objects.create(
                 route=route.name,
                 amount=matched.amount,
                 # A payer may sign "valid until 2**256"; the ledger's column stops at 2**63.
-                valid_before=min(authorization.valid_before, _BIGINT_MAX),
+                valid_before=min(valid_before, _BIGINT_MAX),
                 lease_until=work_lease_end(route),
                 payment={
                     "payload": payload.model_dump(mode="json", by_alias=True, exclude_none=True),
@@ -236,31 +385,38 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
                 },
                 client_ip=call.client_ip or None,
                 request_id=call.request_id,
-                payment_id=payment_id,
-                **digests,
-                **key,
+                payment_id=payment.payment_id,
+                **payment.digests,
+                **payment.key,
             )
+            claim_event(MoneyEvent.Kind.CLAIM, claim)
     except IntegrityError:
-        # A parallel payment under the same identifier claimed it first: answer from it.
-        if _admit_by_payment_id(call, legacy=legacy, request_digest=request_digest, **by_id):
-            return
-        # A parallel request claimed the same authorization after our check above: answer
-        # as to any payment that holds a claim (the same request in flight waits).
-        live = live_claim(key)
-        if live is None or (live.state == State.CLAIMED and not in_flight(live)):
-            raise _already_used(refuse) from None
-        outcome = _retry(
-            call, live, payload=payload, requirements=matched, legacy=legacy, **digests
-        )
-        if not isinstance(outcome, HttpResponse):
-            raise _already_used(refuse) from None
-        call.replay = outcome
+        _claim_race_lost(call, payment, refuse)
+        return None
+    return claim
+
+
+def _claim_race_lost(call: PricedCall, payment: _Payment, refuse: _Refuse) -> None:
+    """Another request claimed first: answer as that claim's retry, or 402 already used."""
+    # A parallel payment under the same identifier claimed it first: answer from it.
+    if _answered_by_payment_id(call, payment):
         return
-    _within_uncharged_runs(claim, key=key, refuse=refuse)
-    logger.info("billing.claimed", extra={"route": route.name, "payer": authorization.payer})
-    call.payment = VerifiedPayment(
-        payload=payload, requirements=matched, claim=claim, legacy_header=legacy
+    # A parallel request claimed the same authorization after our check: answer as to any
+    # payment that holds a claim (the same request in flight waits).
+    live = live_claim(payment.key)
+    if live is None or (live.state == State.CLAIMED and not in_flight(live)):
+        raise _already_used(refuse) from None
+    outcome = _retry(
+        call,
+        live,
+        payload=payment.payload,
+        requirements=payment.matched,
+        legacy=payment.legacy,
+        **payment.digests,
     )
+    if not isinstance(outcome, HttpResponse):
+        raise _already_used(refuse) from None
+    call.replay = outcome
 
 
 def _within_uncharged_runs(claim: PaymentClaim, *, key: dict, refuse: _Refuse) -> None:
@@ -273,7 +429,9 @@ def _within_uncharged_runs(claim: PaymentClaim, *, key: dict, refuse: _Refuse) -
     used = uncharged_runs(key)
     if used < UNCHARGED_RUNS_PER_AUTHORIZATION:
         return
-    claim.delete()  # it never ran: the refusal below is its record
+    with transaction.atomic():  # it never ran, no money moved: the refusal is its record
+        MoneyEvent.objects.filter(claim=claim).delete()
+        claim.delete()
     raise refusal_error(
         reason="payment_retries_used",
         message=f"This authorization already paid for {used} calls that ended uncharged "

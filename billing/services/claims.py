@@ -6,11 +6,14 @@ import datetime
 import math
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from billing.models import PaymentClaim
+from billing.models import MoneyEvent, PaymentClaim
 from billing.pricing import PricedRoute
+from billing.services.credit import top_up_settled
+from billing.services.events import claim_event
 
 State = PaymentClaim.State
 
@@ -61,11 +64,15 @@ def lease_seconds_left(claim: PaymentClaim) -> int:
 def claim_release_abandoned(claim: PaymentClaim) -> bool:
     """Free a claim whose worker died mid-work: no settlement was sent, so no money moved."""
     now = timezone.now()
-    return bool(
-        PaymentClaim.objects.filter(pk=claim.pk, state=State.CLAIMED, lease_until__lte=now).update(
+    with transaction.atomic():
+        freed = PaymentClaim.objects.filter(
+            pk=claim.pk, state=State.CLAIMED, lease_until__lte=now
+        ).update(
             state=State.RELEASED, outcome="abandoned_mid_work", lease_until=None, updated_at=now
         )
-    )
+        if freed:
+            claim_event(MoneyEvent.Kind.RELEASE, claim)
+    return bool(freed)
 
 
 def claim_begin_settling(claim: PaymentClaim) -> bool:
@@ -97,6 +104,16 @@ def claim_take_for_reconcile(claim: PaymentClaim) -> bool:
 
 
 def claim_finish(claim: PaymentClaim, *, state: str, outcome: str) -> None:
-    """Leave flight: settled, pending (for a later retry or staff) or released."""
+    """Leave flight: settled, pending (for a later retry or staff) or released.
+
+    A settled or released claim writes its money event in the same transaction, and a
+    settled top-up of prepaid credit grows its owner's balance there too.
+    """
     claim.state, claim.outcome, claim.lease_until = state, outcome[:96], None
-    claim.save(update_fields=["state", "outcome", "lease_until", "updated_at"])
+    with transaction.atomic():
+        claim.save(update_fields=["state", "outcome", "lease_until", "updated_at"])
+        if state == State.SETTLED:
+            claim_event(MoneyEvent.Kind.SETTLE, claim)
+            top_up_settled(claim)
+        elif state == State.RELEASED:
+            claim_event(MoneyEvent.Kind.RELEASE, claim)

@@ -12,11 +12,12 @@ from x402.http import encode_payment_response_header
 from x402.schemas import SettleResponse
 
 from attest.errors import AttestError
-from attest.metrics import PAYMENTS_FAILED, PAYMENTS_SETTLED, PRICED_CALLS
+from attest.metrics import CREDIT_DRAWN_USD, PAYMENTS_FAILED, PAYMENTS_SETTLED, PRICED_CALLS
 from billing.exceptions import FacilitatorUnavailable, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_server
 from billing.models import PaidAnswer, PaymentClaim, Settlement
-from billing.pricing import RAIL, priced_route
+from billing.money import MICROS_PER_USD, usd_text
+from billing.pricing import RAIL, TOP_UP_ROUTE, PricedRoute, priced_route, top_up_route
 from billing.recorders import answer_delivered, answer_withheld
 from billing.services.answers import (
     RenderedAnswer,
@@ -27,7 +28,8 @@ from billing.services.answers import (
 )
 from billing.services.calls import PricedCall
 from billing.services.claims import claim_begin_settling, claim_finish, claim_take_for_reconcile
-from billing.services.offers import refusal_error
+from billing.services.credit import InsufficientCredit, credit_draw, credit_release
+from billing.services.offers import offer_error, refusal_error
 from billing.trial import trial_record_use, trial_refund
 
 logger = logging.getLogger("attest.billing")
@@ -38,13 +40,18 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, FacilitatorUnavailable)
 
 
 def _count_call(call: PricedCall, *, result: str, reason: str) -> None:
-    rail = "none" if call.payment is None else RAIL
+    rail = "credit" if call.hold is not None else "none" if call.payment is None else RAIL
     PRICED_CALLS.labels(call.route.name, result, reason, call.tier, rail).inc()
 
 
 def call_release(*, call: PricedCall, outcome: str) -> None:
-    """The outcome is not charged: give back the trial call or free the authorization."""
+    """The outcome is not charged: give back the trial call or the credit hold, or free
+    the authorization."""
     _count_call(call, result="uncharged", reason=outcome)
+    if call.hold is not None:
+        credit_release(call.hold, outcome=outcome)
+        logger.info("billing.released", extra={"route": call.route.name, "outcome": outcome})
+        return
     if call.payment is None:
         trial_refund(client_ip=call.client_ip, day=call.day)
         return
@@ -55,6 +62,32 @@ def call_release(*, call: PricedCall, outcome: str) -> None:
     if PaymentClaim.objects.filter(pk=claim.pk, state=State.CLAIMED).exists():
         claim_finish(claim, state=State.RELEASED, outcome=outcome)
     logger.info("billing.released", extra={"route": call.route.name, "outcome": outcome})
+
+
+def call_draw_credit(*, call: PricedCall) -> None:
+    """Charge a credit-paid call its held price; 402 ``insufficient_credit`` (the answer
+    withheld) only if the hold was recovered meanwhile and the balance no longer holds it."""
+    assert call.hold is not None
+    try:
+        credit_draw(call.hold)
+    except InsufficientCredit as short:
+        answer_withheld(
+            route=call.route.name,
+            request_id=call.request_id,
+            status_code=402,
+            code="payment_required",
+        )
+        raise offer_error(
+            route=call.route,
+            reason="insufficient_credit",
+            client_ip=call.client_ip,
+            request_id=call.request_id,
+            balance=usd_text(short.balance),
+            message="This call outlived its hold, and the balance no longer holds its price.",
+        ) from None
+    _count_call(call, result="charged", reason="answered")
+    CREDIT_DRAWN_USD.inc(call.hold.amount / MICROS_PER_USD)
+    logger.info("billing.drawn", extra={"route": call.route.name})
 
 
 def call_record_trial_use(*, call: PricedCall) -> None:
@@ -227,13 +260,19 @@ def _settle(
     claim_finish(claim, state=State.RELEASED, outcome=f"settle_refused:{result.error_reason}")
     answer_discard(claim)
     raise refusal_error(
-        route=priced_route(claim.route),
+        route=_claim_route(claim),
         reason=result.error_reason or "settlement_refused",
         client_ip=claim.client_ip or "",
         request_id=claim.request_id,
         payer=claim.payer,
         message="The facilitator refused to settle this payment; nothing was charged.",
     )
+
+
+def _claim_route(claim: PaymentClaim) -> PricedRoute:
+    if claim.route == TOP_UP_ROUTE:
+        return top_up_route(usd_text(int(claim.amount)))
+    return priced_route(claim.route)
 
 
 def _record(claim: PaymentClaim, result: SettleResponse) -> None:

@@ -6,6 +6,14 @@ from __future__ import annotations
 
 from attest.errors import InvalidRequest
 from attest.registry import BODY_ERRORS, INTERNAL, UNAVAILABLE, ErrorDoc, raised, register_errors
+from billing.exceptions import (
+    FacilitatorUnavailable,
+    PaymentIdentifierConflict,
+    PaymentRequiredError,
+    SettlementPending,
+)
+from billing.owners import InvalidCredential
+from billing.route_errors import UNPAID_LIMIT
 from citations.auth import ProjectSuspended
 from citations.selectors import RESOLVE_MAX_LIMIT, EvidenceMismatch, InvalidCitation
 from citations.selectors import CitationLimit as EvidenceTooLarge
@@ -240,6 +248,50 @@ register_errors(
             "of this query; details.field names it.",
         ),
         *LEDGER_AUTH_ERRORS,
+        UNAVAILABLE,
+        INTERNAL,
+    ),
+)
+
+CREDITS_BUY = "POST /v1/credits"
+CREDITS_READ = "GET /v1/credits"
+register_errors(
+    CREDITS_BUY,
+    (
+        raised(
+            InvalidRequest,
+            "amount is not a string of US dollars with at most 2 decimals from 0.10 to "
+            "100.00; details.field is amount.",
+        ),
+        *BODY_ERRORS,
+        raised(
+            PaymentRequiredError,
+            "Unpaid, or the payment was refused: the x402 offer for exactly this amount "
+            "(details.reason payment_required, or why the payment was refused).",
+        ),
+        raised(InvalidCredential, "The Bearer credential is unknown, revoked or suspended."),
+        raised(FacilitatorUnavailable, "The payment facilitator cannot be reached; retry later."),
+        raised(
+            SettlementPending,
+            "The payment was sent for settlement but not confirmed: retry the same request "
+            "with the same payment after Retry-After, never pay again.",
+        ),
+        raised(
+            PaymentIdentifierConflict,
+            "The payment-identifier already paid for another request; send a new one.",
+        ),
+        UNPAID_LIMIT,
+        UNAVAILABLE,
+        INTERNAL,
+    ),
+)
+register_errors(
+    CREDITS_READ,
+    (
+        raised(InvalidRequest, "after or limit is not a whole number in range."),
+        ErrorDoc(401, "unauthenticated", "No credential, or an unknown or revoked one."),
+        raised(ProjectSuspended, "The credential's project is suspended."),
+        UNPAID_LIMIT,
         UNAVAILABLE,
         INTERNAL,
     ),

@@ -20,6 +20,9 @@ LEDGERS = [
     "trialuse",
     "trialbudget",
     "localtransfer",
+    "creditaccount",
+    "credithold",
+    "moneyevent",
 ]
 
 

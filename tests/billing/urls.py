@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from attest import errors
+from attest.lazyviews import lazy_view
 from attest.schema import route_error_responses
 from billing.decorators import priced
 from billing.models import PaymentClaim
@@ -123,3 +124,7 @@ urlpatterns = [path(f"v1/test/{name}", priced_test_view(name)) for name in PRICE
 urlpatterns.append(path("v1/test-method/fetch", MethodPricedView.as_view()))
 # Where docs/billing.md's client example posts; the body it sends is a real page result here.
 urlpatterns.append(path("v1/verify/quote", priced_test_view("verify/quote")))
+# Prepaid credit is bought here as on the real URLconf (citations.api.credit_views).
+urlpatterns.append(
+    path("v1/credits", lazy_view("citations.api.credit_views.CreditsView"), name="credits")
+)

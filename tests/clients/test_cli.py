@@ -134,3 +134,20 @@ def test_the_ledger_commands(service, tmp_path):
     assert json.loads(retracted.stdout)["status"] == "retracted"
     refused = attest("recall", "cli-u", url=service.url)
     assert refused.returncode == EXIT_REFUSED and json.loads(refused.stderr)["status"] == 401
+
+
+def test_credits_top_up_then_balance(service, payer_key):
+    bought = attest("credits", "--top-up", "1.50", url=service.url, ATTEST_PAYER_KEY=payer_key)
+    assert bought.returncode == 0, bought.stderr
+    credential = json.loads(bought.stdout)["credential"]
+    paid = attest(
+        "verify-quote", service.article, QUOTE, url=service.url, ATTEST_CREDENTIAL=credential
+    )
+    assert paid.returncode == 0, paid.stderr
+    assert json.loads(paid.stdout)["rail"] == "credit"
+    shown = attest("credits", url=service.url, ATTEST_CREDENTIAL=credential)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["balance"] == "1.49"
+    short = attest("credits", "--top-up", "0.01", url=service.url, ATTEST_PAYER_KEY=payer_key)
+    assert short.returncode == EXIT_REFUSED
+    assert json.loads(short.stderr)["error"]["details"]["field"] == "amount"

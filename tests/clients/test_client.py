@@ -175,7 +175,7 @@ def test_every_route_has_a_method(service):
         "/v1/facts", "/v1/facts/{fact_id}/retract", "/v1/citations/resolve", "/v1/rebuilds",
         "/v1/rebuilds/{generation_id}", "/v1/erasures", "/v1/subjects/{subject}/export",
         "/healthz", "/v1/openapi.json", "/v1/predicates", "/v1/log/head", "/v1/log/proof",
-        "/v1/log/consistency", "/v1/changes", "/v1/subjects",
+        "/v1/log/consistency", "/v1/changes", "/v1/subjects", "/v1/credits",
     }  # fmt: skip
     assert paths <= covered, paths - covered
 
@@ -262,3 +262,21 @@ def test_the_client_declares_and_lists_predicates(service, ledger):
     with pytest.raises(AttestError) as refused:
         ledger.declare_predicate("lives_in", "many")
     assert (refused.value.status, refused.value.code) == (409, "predicate_conflict")
+
+
+def test_credit_bought_with_the_payer_key_pays_calls_with_only_the_credential(service, payer_key):
+    with Attest(service.url, payer_key=payer_key) as buyer:
+        bought = buyer.buy_credits("2.00")  # above the SDK's US$1 default cap: raised for it
+    assert_shape(bought, t.CreditsBought)
+    assert bought["balance"] == "2.00" and bought["credential"].startswith("att_")
+    landed = service.facilitator.landed
+    with Attest(service.url, credential=bought["credential"]) as client:  # no wallet
+        answer = client.verify_quote(service.article, QUOTE, match="exact")
+        assert (answer["tier"], answer["rail"]) == ("paid", "credit")
+        statement = client.credits()
+    assert service.facilitator.landed == landed  # paid from credit: nothing settled on-chain
+    assert_shape(statement, t.CreditStatement)
+    assert statement["balance"] == "1.99"
+    assert [m["type"] for m in statement["movements"]] == ["draw", "hold", "top_up"]
+    with Attest(service.url, payer_key=payer_key, credential=bought["credential"]) as topping:
+        assert topping.buy_credits("0.50")["balance"] == "2.49"

@@ -68,12 +68,14 @@ def test_openapi_documents_verify_quote_and_every_error(api):
 
 
 def test_openapi_lists_every_status_verify_quote_can_answer(api):
-    # 415 is what a form-encoded or text body gets; 402/409/429/503 come from billing.
+    # 415 is what a form-encoded or text body gets; 401/402/409/429/503 come from billing
+    # (401: a Bearer credential that pays for no one).
     schema = api.get("/v1/openapi.json").json()
     responses = schema["paths"]["/v1/verify/quote"]["post"]["responses"]
     assert set(responses) == {
         "200",
         "400",
+        "401",
         "402",
         "403",
         "409",

@@ -98,10 +98,12 @@ def test_openapi_lists_the_batch_routes_and_their_errors(api):
     for route in ("/v1/verify/citations", "/v1/verify/quotes", "/v1/fetch"):
         assert route in paths
     citations = paths["/v1/verify/citations"]["post"]["responses"]
-    # 409: a payment-identifier already used for another request (billing's).
+    # 409: a payment-identifier already used for another request (billing's); 401: a Bearer
+    # credential that pays for no one (billing's too).
     documented = {
         "200",
         "400",
+        "401",
         "402",
         "403",
         "409",

@@ -8,12 +8,12 @@ import random
 import pytest
 
 from attest.errors import OverCapacity, RateLimited
+from attest.shared_state import in_redis
 from billing.models import LocalTransfer, PaymentClaim, TrialUse
 from tests.billing.conftest import Payer, decode_offer
 from tests.verification.conftest import page, send
 from tests.verification.pdfs import text_pdf
 from verification.capacity import limits, pdf_pool, queues
-from verification.capacity.shared_state import in_redis
 from verification.engine.match import FUZZY_WORK_PER_CALL
 from verification.engine.pdf_text import PdfText
 

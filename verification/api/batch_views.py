@@ -67,9 +67,8 @@ def check_quotes_request(request: Request) -> batches.CheckedBatch:
 def admit_batch(
     request: Request, checked: batches.CheckedBatch, *, paid: bool
 ) -> batches.AdmittedBatch:
-    """Every URL's host and robots.txt: before the offer, or once the payment verified."""
-    with services.unpaid_checks(client_ip=checked.client_ip, paid=paid):
-        return batches.batch_admit_urls(checked, request_id=current_request_id())
+    """Every URL's host and robots.txt: before the offer, or once the payment is held."""
+    return batches.batch_admit_urls(checked, request_id=current_request_id())
 
 
 def _citation_count(batch: batches.CheckedBatch) -> int:
@@ -82,6 +81,7 @@ def _citation_count(batch: batches.CheckedBatch) -> int:
     admit=admit_batch,
     trial_size=_citation_count,
     recorder=PAID_ANSWERS,
+    bounds=services.BATCH_BOUNDS,
 )
 class VerifyCitationsView(APIView):
     """POST /v1/verify/citations: 1 to 10 quote/URL pairs in one batch. US$0.10, or a trial."""
@@ -133,7 +133,13 @@ class VerifyCitationsView(APIView):
         )
 
 
-@priced("verify/quotes", precheck=check_quotes_request, admit=admit_batch, recorder=PAID_ANSWERS)
+@priced(
+    "verify/quotes",
+    precheck=check_quotes_request,
+    admit=admit_batch,
+    recorder=PAID_ANSWERS,
+    bounds=services.BATCH_BOUNDS,
+)
 class VerifyQuotesView(APIView):
     """POST /v1/verify/quotes: 1 to 20 quotes on one page. US$0.08, or a trial call."""
 

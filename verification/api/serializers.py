@@ -340,10 +340,12 @@ class VerifyQuoteOutput(AnswerOutput):
         help_text="The receipt's leaf index in the transparency log (GET /v1/log/proof).",
     )
     tier = serializers.ChoiceField(choices=["trial", "paid", "sample"])
-    rail = serializers.CharField(required=False, help_text='"x402" on paid calls only.')
+    rail = serializers.CharField(
+        required=False, help_text='"x402" or "credit" (prepaid), on paid calls only.'
+    )
     network = serializers.CharField(
         required=False,
-        help_text="Paid calls only: CAIP-2 network of the payment, e.g. eip155:84532.",
+        help_text="Calls paid over x402 only: CAIP-2 network of the payment, e.g. eip155:84532.",
     )
     trial_calls_left = serializers.IntegerField(
         required=False, help_text="Trial calls only: free calls this caller has left today."
@@ -369,8 +371,12 @@ class ReceiptOutput(AnswerOutput):
 # (Comments, not docstrings, on these parts: the schema shows a base's docstring as the
 # description of every answer built from it.)
 class PaymentOutput(AnswerOutput):
-    rail = serializers.CharField(required=False, help_text='"x402" on priced calls.')
-    network = serializers.CharField(required=False, help_text="CAIP-2 network of the payment.")
+    rail = serializers.CharField(
+        required=False, help_text='"x402" or "credit" (prepaid), on paid calls.'
+    )
+    network = serializers.CharField(
+        required=False, help_text="Calls paid over x402 only: CAIP-2 network of the payment."
+    )
     trial_calls_left = serializers.IntegerField(
         required=False, help_text="Trial calls only: free calls this caller has left today."
     )

@@ -13,10 +13,8 @@ from rest_framework.views import APIView
 from attest.errors import InvalidRequest
 from attest.logs import current_request_id
 from attest.schema import route_error_responses
-from billing.client_ip import client_ip
 from billing.decorators import PricedCallContext, priced
 from billing.openapi import PAYMENT_PARAMETERS
-from billing.services import TIER_PAID
 from billing.unpaid import unpaid_limited
 from verification.api import route_errors
 from verification.api.serializers import (
@@ -47,15 +45,8 @@ def check_fetch_request(request: Request) -> dict:
 
 def _url_admitter(route: str):
     def admit(request: Request, data: dict, *, paid: bool) -> dict:
-        """The URL's host and robots.txt: before the offer, or once the payment verified."""
-        caller = client_ip(request)
-        with (
-            services.unpaid_checks(client_ip=caller, paid=paid),
-            services.paid_refusals_bounded(client_ip=caller, paid=paid),
-        ):
-            target = services.url_admit(
-                url=data["url"], route=route, request_id=current_request_id()
-            )
+        """The URL's host and robots.txt: before the offer, or once the payment is held."""
+        target = services.url_admit(url=data["url"], route=route, request_id=current_request_id())
         return {**data, "target": target}
 
     return admit
@@ -67,6 +58,7 @@ def _url_admitter(route: str):
     admit=_url_admitter(services.ROUTE_QUOTE),
     recorder=PAID_ANSWERS,
     output=VerifyQuoteOutput,
+    bounds=services.SINGLE_CALL_BOUNDS,
 )
 class VerifyQuoteView(APIView):
     """POST /v1/verify/quote: is this quote on that page? US$0.01 over x402, or a trial call."""
@@ -103,20 +95,17 @@ class VerifyQuoteView(APIView):
         tags=["verification"],
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
-        data = call.prechecked  # validated and admitted before payment
-        with services.paid_refusals_bounded(
-            client_ip=client_ip(request), paid=call.tier == TIER_PAID
-        ):
-            answer = services.quote_verify(
-                target=data["target"],
-                quote=data["quote"],
-                mode=data["match"],
-                case_sensitive=data["case_sensitive"],
-                threshold=data["threshold"],
-                request_id=current_request_id(),
-                tier=call.tier,
-            )
-        return Response(VerifyQuoteOutput.render(answer))
+        data = call.prechecked  # validated and admitted
+        answer = services.quote_verify(
+            target=data["target"],
+            quote=data["quote"],
+            mode=data["match"],
+            case_sensitive=data["case_sensitive"],
+            threshold=data["threshold"],
+            request_id=current_request_id(),
+            tier=call.tier,
+        )
+        return Response(answer)  # rendered once, with its payment fields, by @priced
 
 
 @priced(
@@ -124,6 +113,7 @@ class VerifyQuoteView(APIView):
     precheck=check_fetch_request,
     admit=_url_admitter(services.ROUTE_FETCH),
     recorder=PAID_ANSWERS,
+    bounds=services.SINGLE_CALL_BOUNDS,
 )
 class FetchView(APIView):
     """POST /v1/fetch: one page's verdict and normalised text, signed. US$0.01, or a trial call."""
@@ -154,12 +144,9 @@ class FetchView(APIView):
         tags=["verification"],
     )
     def post(self, request: Request, *, call: PricedCallContext) -> Response:
-        with services.paid_refusals_bounded(
-            client_ip=client_ip(request), paid=call.tier == TIER_PAID
-        ):
-            answer = services.page_text_fetch(
-                target=call.prechecked["target"], request_id=current_request_id(), tier=call.tier
-            )
+        answer = services.page_text_fetch(
+            target=call.prechecked["target"], request_id=current_request_id(), tier=call.tier
+        )
         return Response(FetchOutput.render(answer))
 
 

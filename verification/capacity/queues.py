@@ -2,7 +2,7 @@
 per-caller bucket of uncharged failed batches.
 
 The rules are the pure functions of ``verification.capacity.limits``; the state lives in
-``verification.capacity.shared_state`` (Redis or the database), never in process memory.
+``attest.shared_state`` (Redis or the database), never in process memory.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from django.conf import settings
 
 from attest.errors import OverCapacity, RateLimited
 from attest.metrics import QUEUE_DEPTH, QUEUE_WAIT_SECONDS
+from attest.shared_state import change_state, read_state
 from billing.trial import trial_bucket
 from verification.capacity import limits
-from verification.capacity.shared_state import change_state, read_state
 
 # How often a waiting holder looks whether its turn has come.
 POLL_SECONDS = 0.05

@@ -4,7 +4,7 @@ A lookup runs inside ``crossref_turn``: it holds the lock and the shared
 ``PaceState`` (minute budgets, Crossref's advertised spacing, a 429's back-off),
 which it may change and which is saved before the lock is released.
 
-Where the lock lives follows the cache: with Redis (``CACHE_URL=redis://``),
+Where the lock lives follows ``attest.shared_state.in_redis``: with Redis (``CACHE_URL=redis://``),
 a Redis lock and a cache key; with the embedded local-memory cache, which each
 process has its own copy of, a lease row in the database, taken by a
 conditional UPDATE that is atomic on SQLite and PostgreSQL alike. Either way a
@@ -23,6 +23,7 @@ from django.core.cache import cache
 from django.db import transaction
 from redis.exceptions import LockError
 
+from attest.shared_state import in_redis
 from verification.engine.pace import PaceState
 from verification.models import CrossrefPace
 
@@ -36,8 +37,9 @@ POLL_SECONDS = 0.02
 
 
 def _shared_cache() -> bool:
-    """Whether the cache is shared between processes (django-redis), so it can hold the lock."""
-    return callable(getattr(cache, "lock", None))
+    """Whether the cache is shared between processes (Redis), so it can hold the lock:
+    attest.shared_state decides, for everything shared."""
+    return in_redis()
 
 
 class _LockingCache(Protocol):

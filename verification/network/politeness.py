@@ -26,7 +26,7 @@ from protego import Protego
 
 from attest.errors import CACHE_OUTAGES, RateLimited
 from attest.ratelimit import RateDecision, parse_rate, rate_limit
-from verification.capacity.shared_state import in_redis
+from attest.shared_state import in_redis
 from verification.network.fetch import ROBOTS_TOKEN, Target
 from verification.network.robots import (
     ALLOW_ALL,

@@ -1,7 +1,7 @@
 """robots.txt per RFC 9309, read with protego and kept in the shared store for a day.
 
 The store is the one every server process shares (Redis with ``CACHE_URL``, else the
-database: ``verification.capacity.shared_state``). One origin's robots.txt is fetched by
+database: ``attest.shared_state``). One origin's robots.txt is fetched by
 one process at a time: the first check takes the origin's fetch lock, and the others wait
 for its answer (a few seconds at most: the fetch has a short deadline of its own), so many
 requests for a slow site hold one fetch, not one each.
@@ -20,7 +20,7 @@ from django.core.cache import cache
 from protego import Protego
 
 from attest.errors import CACHE_OUTAGES, Blocked
-from verification.capacity.shared_state import change_state, in_redis, read_state
+from attest.shared_state import change_state, in_redis, read_state
 from verification.network.fetch import (
     ROBOTS_TOKEN,
     BlockedAddress,

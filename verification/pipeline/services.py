@@ -39,29 +39,26 @@ ROUTE_QUOTE = "verify/quote"
 ROUTE_FETCH = "fetch"
 
 
-def unpaid_checks(*, client_ip: str, paid: bool) -> AbstractContextManager[None]:
+def unpaid_checks(*, client_ip: str) -> AbstractContextManager[None]:
     """What the checks before an offer run under: one of an unpaid caller's few places
-    (429 ``unpaid_in_flight`` past them); nothing for a payment that verified."""
-    return nullcontext() if paid else queues.unpaid_checks_place(client_ip=client_ip)
+    (429 ``unpaid_in_flight`` past them)."""
+    return queues.unpaid_checks_place(client_ip=client_ip)
 
 
 @contextmanager
-def paid_refusals_bounded(*, client_ip: str, paid: bool) -> Iterator[None]:
-    """What a paid single call's work after its payment runs under: the caller's bucket of
+def paid_refusals_bounded(*, client_ip: str) -> Iterator[None]:
+    """What a paid single call's admission and work run under: the caller's bucket of
     uncharged failures, shared with the batches (6 places, one back every 10 s).
 
     A refusal after the payment verified (a full queue, a site over its budget, a refused
-    redirect: anything raised as an error) releases the claim and costs the caller
-    nothing, so each one uses a place; with none left the call is refused first, 429
-    ``uncharged_failures``, before any outbound work. A fresh authorization for every call
-    thus buys a bounded number of uncharged fetches. An answered call uses none and, unlike
-    a batch, holds none while it runs. Nothing for a trial call: the unpaid limit counts it.
-    With the shared store down a paid call goes on uncounted, as its site's budget does
-    (the outage is logged); unpaid work is refused meanwhile by the unpaid limit.
+    redirect: anything raised as an error) releases the claim or the credit hold and costs
+    the caller nothing, so each one uses a place; with none left the call is refused first,
+    429 ``uncharged_failures``, before any outbound work. A fresh authorization for every
+    call thus buys a bounded number of uncharged fetches. An answered call uses none and,
+    unlike a batch, holds none while it runs. With the shared store down a paid call goes
+    on uncounted, as its site's budget does (the outage is logged); unpaid work is refused
+    meanwhile by the unpaid limit.
     """
-    if not paid:
-        yield
-        return
     try:
         queues.failures_ensure_room(client_ip=client_ip)
     except CACHE_OUTAGES:
@@ -74,6 +71,28 @@ def paid_refusals_bounded(*, client_ip: str, paid: bool) -> Iterator[None]:
         except CACHE_OUTAGES:
             logger.warning("uncharged-failure place not used: store down", exc_info=True)
         raise
+
+
+class SingleCallBounds:
+    """The limits billing's pipeline applies to verify/quote and fetch (billing.pipeline)."""
+
+    def unpaid_checks(self, *, client_ip: str) -> AbstractContextManager[None]:
+        return unpaid_checks(client_ip=client_ip)
+
+    def paid_work(self, *, client_ip: str) -> AbstractContextManager[None]:
+        return paid_refusals_bounded(client_ip=client_ip)
+
+
+class BatchBounds(SingleCallBounds):
+    """A batch's: its run holds a place of the uncharged-failure bucket itself
+    (batches.batch_run), kept only when every citation failed."""
+
+    def paid_work(self, *, client_ip: str) -> AbstractContextManager[None]:
+        return nullcontext()
+
+
+SINGLE_CALL_BOUNDS = SingleCallBounds()
+BATCH_BOUNDS = BatchBounds()
 
 
 def url_admit(*, url: str, route: str, request_id: str) -> Target:

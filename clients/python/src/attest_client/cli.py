@@ -2,9 +2,10 @@
 
 Reads ``ATTEST_URL`` (the service, default http://127.0.0.1:8000), ``ATTEST_PAYER_KEY`` (a
 hex EVM private key: priced calls are paid with it) and ``ATTEST_CREDENTIAL`` (a project's
-bearer credential, for the ledger). Answers are JSON on stdout; errors go to stderr as the
-API's error object. Subcommands are rows of ``COMMANDS``; ``attest mcp`` serves the
-service's MCP tools over stdio (attest_client.mcp_stdio).
+bearer credential, for the ledger; priced calls are paid from its prepaid credit). Answers
+are JSON on stdout; errors go to stderr as the API's error object. Subcommands are rows
+of ``COMMANDS``; ``attest mcp`` serves the service's MCP tools over stdio
+(attest_client.mcp_stdio).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ EXIT_NO_ANSWER = 3  # no answer at all: the service unreachable, or a payment no
 EPILOG = f"""environment:
   ATTEST_URL        the service (default {DEFAULT_URL})
   ATTEST_PAYER_KEY  hex EVM private key: priced calls past the trial are paid with it
-  ATTEST_CREDENTIAL bearer credential of a project: the fact ledger's commands need it
+  ATTEST_CREDENTIAL bearer credential of a project: the fact ledger's commands need it,
+                    and priced calls are paid from its prepaid credit (attest credits)
 
 exit status (every command but check):
   {EXIT_ANSWER}  the service answered (JSON on stdout)
@@ -117,7 +119,23 @@ def _with_match(*specs: tuple[tuple[str, ...], dict[str, Any]]) -> Callable:
     return add
 
 
+def _credits(client: Attest, args: argparse.Namespace) -> Any:
+    if args.top_up:
+        return client.buy_credits(args.top_up)
+    return client.credits(after=args.after, limit=args.limit)
+
+
 COMMANDS: dict[str, Command] = {
+    "credits": Command(
+        "prepaid credit: the balance (GET /v1/credits), or --top-up AMOUNT US dollars bought "
+        "with ATTEST_PAYER_KEY (POST /v1/credits; without ATTEST_CREDENTIAL, a new project)",
+        _args(
+            (("--top-up",), {"metavar": "AMOUNT"}),
+            (("--after",), {}),
+            (("--limit",), {"type": int}),
+        ),
+        _credits,
+    ),
     "verify-quote": Command(
         "is QUOTE on the page at URL? (POST /v1/verify/quote)",
         _with_match((("url",), {"metavar": "URL"}), (("quote",), {"metavar": "QUOTE"})),

@@ -15,6 +15,8 @@ from attest_client.transport import Payer, Transport
 from attest_client.types import (
     ChangePage,
     ConsistencyProof,
+    CreditsBought,
+    CreditStatement,
     Erasure,
     Fact,
     FactPage,
@@ -47,8 +49,9 @@ class Attest:
 
     ``payer_key`` (a hex EVM private key) pays priced calls through the x402 SDK once the
     free trial is spent; ``credential`` (a project's bearer credential) opens the fact
-    ledger. A refusal raises :class:`AttestError` with the API's code, message, details
-    and HTTP status.
+    ledger and pays priced calls from the project's prepaid credit (no wallet needed; a
+    ``payer_key`` as well pays whatever the credit cannot). A refusal raises
+    :class:`AttestError` with the API's code, message, details and HTTP status.
     """
 
     def __init__(
@@ -83,6 +86,25 @@ class Attest:
     ) -> _Answer:
         """The route's JSON answer, typed as ``answer`` (the shape the route's schema gives)."""
         result: _Answer = self.transport.request(method, path, body=body, params=params).json()
+        return result
+
+    # --- prepaid credit -------------------------------------------------------------
+
+    def credits(self, *, after: str | None = None, limit: int | None = None) -> CreditStatement:
+        """GET /v1/credits: the credential's balance and its movements, newest first."""
+        params = {k: v for k, v in {"after": after, "limit": limit}.items() if v is not None}
+        return self._json(CreditStatement, "GET", "/v1/credits", params=params)
+
+    def buy_credits(self, amount: str) -> CreditsBought:
+        """POST /v1/credits: buy ``amount`` US dollars ("5.00") of credit with the payer key.
+
+        With a credential its project's balance grows; without one a new project is made
+        and the answer carries its credential, shown this once.
+        """
+        response = self.transport.request(
+            "POST", "/v1/credits", body={"amount": amount}, max_usd=amount
+        )
+        result: CreditsBought = response.json()
         return result
 
     # --- verification ---------------------------------------------------------------

@@ -76,10 +76,17 @@ class Payer:
     def address(self) -> str:
         return self.account.address
 
-    def pay(self, payment_required: str) -> str:
-        """The PAYMENT-SIGNATURE header that answers an offer's PAYMENT-REQUIRED header."""
+    def pay(self, payment_required: str, *, max_usd: str | None = None) -> str:
+        """The PAYMENT-SIGNATURE header that answers an offer's PAYMENT-REQUIRED header.
+
+        The SDK refuses to sign more than US$1 in one payment; ``max_usd`` raises that cap
+        for this one payment (buying prepaid credit, whose amount the caller chose).
+        """
         from x402.http import decode_payment_required_header, encode_payment_signature_header
 
+        self._client.set_spend_controls(
+            {"max_amount_per_payment": f"${max_usd}"} if max_usd else {}
+        )
         try:
             offer = decode_payment_required_header(payment_required)
             for accepted in offer.accepts:
@@ -163,14 +170,18 @@ class Transport:
         params: Any = None,
         headers: Mapping[str, str] | None = None,
         accept: tuple[int, ...] = (),
+        max_usd: str | None = None,
     ) -> httpx.Response:
         """The service's answer (2xx, or a status in ``accept``) to one call, paid when the
-        service asks and a payer is set; a refusal raises :class:`AttestError`."""
+        service asks and a payer is set; a refusal raises :class:`AttestError`.
+
+        With a credential the service pays the call from the project's prepaid credit; it
+        asks for a payment (402) only when the credit is short, and a payer then pays."""
         request = self._send(method, path, body=body, params=params, headers=self._headers(headers))
         try:
             response = self.http.send(request)
             if response.status_code == 402 and self.payer and PAYMENT_REQUIRED in response.headers:
-                payment = self.payer.pay(response.headers[PAYMENT_REQUIRED])
+                payment = self.payer.pay(response.headers[PAYMENT_REQUIRED], max_usd=max_usd)
                 response = self._paid(request, payment)
         except httpx.TransportError as exc:
             raise AttestError("transport", f"{method} {path}: {exc}") from None

@@ -163,3 +163,25 @@ class ConsistencyProof(TypedDict):
     first: int
     second: int
     proof: list[str]
+
+
+class CreditMovement(TypedDict, total=False):
+    type: str  # top_up, hold, draw or release
+    amount: str
+    at: str
+    route: str
+    request_id: str
+
+
+class CreditStatement(TypedDict, total=False):
+    balance: str
+    currency: str
+    movements: list[CreditMovement]
+    next: str
+
+
+class CreditsBought(Paid, total=False):
+    credential: str  # a new project's, shown once
+    project: str
+    balance: str
+    currency: str

@@ -1,11 +1,16 @@
-"""Small JSON states every server process must agree on: in Redis, or else in the database.
+"""Where state every server process must agree on lives: the one place that decides.
 
-The capacity limits keep their counters here. Where the state lives follows
-``CACHE_URL``: with Redis (production) each change is one optimistic Redis
-transaction (WATCH/MULTI); with the process-local default cache it would not
-be shared between gunicorn workers, so the state lives in the database table
-``verification_sharedstate`` instead, changed under a row lock (PostgreSQL) or
-the write lock SQLite's IMMEDIATE transactions take.
+``in_redis()`` is the decision: Redis when ``CACHE_URL`` names one (the cache is
+django-redis), else the database, since the process-local default cache is not shared
+between gunicorn workers. Everything shared reads it here: the rate limits
+(attest.ratelimit), the capacity limits and robots.txt leases (verification.capacity,
+verification.network) and the Crossref pacing lock (verification.crossref.pace).
+
+Small JSON states live behind ``change_state``/``read_state``: with Redis each change is
+one optimistic Redis transaction (WATCH/MULTI); in the database, the ``SharedState``
+table, changed under a row lock (PostgreSQL) or the write lock SQLite's IMMEDIATE
+transactions take. Money is never kept here: a prepaid balance and its holds are rows
+changed in the database's own transactions (billing.services.credit).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
-from verification.models import SharedState
+from attest.models import SharedState
 
 T = TypeVar("T")
 # change(state) -> (new state or None to forget it, result for the caller)
@@ -48,13 +53,14 @@ def change_state(key: str, change: Change[T], *, keep_seconds: float) -> T:
 def read_state(key: str) -> Any:
     """The state under ``key`` now, or None; a read only, for checks that change nothing."""
     if in_redis():
-        raw = _redis().get(_redis_key(key))
+        raw = redis_connection().get(_redis_key(key))
         return None if raw is None else json.loads(raw)
     row = SharedState.objects.filter(key=key, expires_at__gt=_now()).first()
     return None if row is None else row.value
 
 
-def _redis():
+def redis_connection():
+    """The shared Redis (only when ``in_redis()``)."""
     from django_redis import get_redis_connection
 
     return get_redis_connection("default")
@@ -78,7 +84,7 @@ def _redis_change(key: str, change: Change[T], keep_seconds: float) -> T:
         return result
 
     # redis-py retries the whole attempt when another client changed the key meanwhile.
-    return _redis().transaction(attempt, full_key, value_from_callable=True)
+    return redis_connection().transaction(attempt, full_key, value_from_callable=True)
 
 
 def _now() -> datetime:
