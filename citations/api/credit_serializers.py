@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from attest.fields import StrictCharField
+from attest.fields import NoUnknownFields, StrictCharField
 from billing.services.credit import MOVEMENT_KINDS
 
 TOP_UP_MIN = Decimal("0.10")
@@ -15,7 +15,7 @@ AMOUNT_PATTERN = r"[0-9]{1,3}(\.[0-9]{1,2})?"
 STATEMENT_MAX_LIMIT = 100
 
 
-class CreditsIn(serializers.Serializer):
+class CreditsIn(NoUnknownFields):
     amount = StrictCharField(
         help_text="US dollars to buy, as a string with at most 2 decimals, 0.10 to 100.00.",
         trim_whitespace=False,

@@ -17,6 +17,7 @@ from citations.services.reads import changes_list, subjects_list
 
 class ChangesView(LedgerView):
     operations = {"POST": "changes.list"}
+    read_methods = frozenset({"POST"})
 
     @extend_schema(
         summary="List what changed",
@@ -58,6 +59,7 @@ class ChangesView(LedgerView):
 
 class SubjectsView(LedgerView):
     operations = {"GET": "subjects.list"}
+    read_methods = frozenset({"GET"})
 
     @extend_schema(
         summary="List the subjects",

@@ -189,7 +189,7 @@ def changes_list(
     request_id: str = "",
 ) -> ChangePage:
     """The change feed (see selectors.changes.change_feed), audited with the facts it names."""
-    with read_snapshot():
+    with read_snapshot(replica_for=project):
         page = change_feed(project=project, subject_id=subject_id, limit=limit, after=after)
     audit_record(
         project=project,
@@ -211,7 +211,7 @@ def subjects_list(
     request_id: str = "",
 ) -> SubjectPage:
     """The project's subjects (see selectors.changes.subject_list), audited by their row IDs."""
-    with read_snapshot():
+    with read_snapshot(replica_for=project):
         page = subject_list(project=project, limit=limit, after=after)
     audit_record(
         project=project,

@@ -102,22 +102,23 @@ def _resolve(base, token, fact_id) -> httpx.Response:
     )
 
 
-def _replica_fact_reads(replica) -> int:
-    """Scans of the facts table the replica itself has served (its own pg_stat)."""
+def _replica_fact_reads(replica, table: str = "citations_fact") -> int:
+    """Scans of a ledger table the replica itself has served (its own pg_stat)."""
     with replica.connect(replica.primary["NAME"]) as conn:
         conn.execute("SELECT pg_stat_force_next_flush()")
         row = conn.execute(
             "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables "
-            "WHERE relname = 'citations_fact'"
+            "WHERE relname = %s",
+            (table,),
         ).fetchone()
     return int(row[0]) if row else 0
 
 
-def _wait_for_reads(replica, above: int, timeout: float = 10) -> int:
+def _wait_for_reads(replica, above: int, timeout: float = 10, table: str = "citations_fact") -> int:
     """The replica's read count once it passed ``above`` (statistics are flushed lazily)."""
     deadline = time.monotonic() + timeout
     while True:
-        reads = _replica_fact_reads(replica)
+        reads = _replica_fact_reads(replica, table)
         if reads > above or time.monotonic() > deadline:
             return reads
         time.sleep(0.2)
@@ -168,6 +169,25 @@ def test_a_replica_lagging_past_the_limit_is_skipped(replica, service):
     finally:
         _pause_replay(replica, False)
     replica.wait_caught_up()
+
+
+def test_the_change_feed_and_the_subject_list_are_read_from_a_caught_up_replica(replica, service):
+    base, env = service
+    token = _project_token(env)
+    _ingest(base, token)
+    replica.wait_caught_up()
+    headers = {"Authorization": f"Bearer {token}"}
+    for path, table in (
+        ("/v1/changes", "citations_factchange"),
+        ("/v1/subjects", "citations_subject"),
+    ):
+        before = _replica_fact_reads(replica, table)
+        if path == "/v1/changes":
+            answer = httpx.post(base + path, json={}, headers=headers, timeout=60)
+        else:
+            answer = httpx.get(base + path, headers=headers, timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert _wait_for_reads(replica, before, table=table) > before, path
 
 
 def test_a_stopped_replica_moves_reads_to_the_primary_without_an_error(replica, service):
