@@ -89,4 +89,4 @@ def test_a_route_s_schema_is_built_from_its_registered_errors():
             assert error.code in _schema_codes(operation["responses"], str(error.status))
             if error not in (*registry.BODY_ERRORS, registry.INTERNAL, registry.UNAVAILABLE):
                 assert f"{error.code}: {error.when}" in response["description"], (route, error)
-    assert checked == 23  # every documented route but healthz, jwks and the HTML samples
+    assert checked == 25  # every documented route but healthz, jwks and the HTML samples

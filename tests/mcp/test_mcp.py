@@ -102,6 +102,8 @@ def test_tools_are_listed_with_their_routes_schemas(service):
         "recall_facts",
         "resolve_fact",
         "list_facts",
+        "list_changes",
+        "list_subjects",
     }
     assert all(tool.title and tool.outputSchema for tool in with_credential)
     schema = tools["verify_quote"].inputSchema

@@ -78,6 +78,8 @@ async def _ledger(client: Client) -> dict[str, Any]:
     out["recall_facts"] = await client.call_tool("recall_facts", {"subject": "m2"})
     out["resolve_fact"] = await client.call_tool("resolve_fact", {"id": fact_id})
     out["list_facts"] = await client.call_tool("list_facts", {"subject": "m2", "limit": 5})
+    out["list_changes"] = await client.call_tool("list_changes", {"subject": "m2"})
+    out["list_subjects"] = await client.call_tool("list_subjects", {"limit": 5})
     out["record_fact"] = await client.call_tool(
         "record_fact",
         {
