@@ -19,6 +19,7 @@ from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
 from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.schemas import PaymentRequired
 
+from attest_client import Attest
 from tests.clients.conftest import QUOTE
 from tests.live_service import ROOT
 from wiring.mcp.tools import TOOLS
@@ -53,6 +54,8 @@ def report(service) -> dict:
         "QUOTE": QUOTE,
         "ATTEST_PYTHON": sys.executable,
     }
+    with Attest(service.url, payer_key=Account.create().key.hex()) as buyer:
+        env["CREDIT_CREDENTIAL"] = buyer.buy_credits("1.00")["credential"]
     drive = Path(__file__).parent / "modern" / "drive.py"
     landed = service.facilitator.landed
     ran = subprocess.run(
@@ -152,6 +155,15 @@ def test_the_2x_client_pays_every_priced_tool_through_meta(report):
         assert answer["is_error"] is False, (name, answer["texts"])
         assert (answer["structured"]["tier"], answer["structured"]["rail"]) == ("paid", "x402")
         assert answer["meta"][MCP_PAYMENT_RESPONSE_META_KEY]["success"] is True
+
+
+def test_the_2x_client_with_only_a_credential_pays_every_priced_tool_from_credit(report, service):
+    paid = report["modern"]["credit_paid"]
+    assert set(paid) == {"verify_quote", "verify_quotes", "verify_citations", "fetch_page"}
+    for name, result in paid.items():
+        assert result["is_error"] is False, (name, result["texts"])
+        assert (result["structured"]["tier"], result["structured"]["rail"]) == ("paid", "credit")
+        assert "receipt" in result["structured"], name
 
 
 def test_the_ledger_tools_need_a_credential_and_answer_with_it(report):

@@ -127,6 +127,12 @@ async def modern(payer_key: str) -> dict[str, Any]:
         name, arguments = _priced_calls()["verify_quote"]
         report["priced_with_credential"] = _result(await client.call_tool(name, arguments))
         report["ledger"] = await _ledger(client)
+    # A host with a wallet-less project's credential and prepaid credit: every priced tool
+    # is paid from the balance, with no payment in _meta.
+    async with _client("2026-07-28", os.environ["CREDIT_CREDENTIAL"]) as client:
+        report["credit_paid"] = {
+            key: _result(await client.call_tool(*call)) for key, call in _priced_calls().items()
+        }
     return report
 
 
