@@ -248,3 +248,33 @@ def test_kill_9_of_one_instance_under_load_loses_no_write_and_charges_nothing_tw
     successes = Settlement.objects.filter(success=True, payer__in=list(payments))
     assert successes.count() == len(answered)
     assert len(answered) >= 45, {p: a.status_code for p, a in paid.items()}
+
+
+def test_stopping_the_replica_moves_reads_to_the_primary_with_no_error(topology):
+    """Last: it stops the replica. Reads through HAProxy go on, answered by the primary."""
+    token = _project_token(topology.env)
+    auth = {"Authorization": f"Bearer {token}"}
+    written = _until_final(
+        lambda: httpx.post(
+            f"{topology.url}/v1/observations",
+            headers=auth,
+            json=_ingest_body("u-down", "m-down"),
+            timeout=60,
+        ),
+        deadline=time.monotonic() + 60,
+    )
+    assert written is not None and written.status_code == 201, written and written.text
+    fact_id = written.json()["facts"][0]["id"]
+    topology.replica.wait_caught_up()
+    topology.replica.stop()
+    for _ in range(6):
+        resolved = httpx.post(
+            f"{topology.url}/v1/citations/resolve", headers=auth, json={"id": fact_id}, timeout=60
+        )
+        assert resolved.status_code == 200, resolved.text
+        assert resolved.json()["id"] == fact_id
+    recalled = httpx.post(
+        f"{topology.url}/v1/recall", headers=auth, json={"subject": "u-down"}, timeout=60
+    )
+    assert recalled.status_code == 200, recalled.text
+    assert [fact["id"] for fact in recalled.json()["facts"]] == [fact_id]
