@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from attest.models import RateCount
-from verification.capacity.shared_state import in_redis
+from attest.shared_state import in_redis
 from verification.network.addresses import parse_url
 from verification.network.fetch import Target
 from verification.network.politeness import HostRateLimited, TurnDesk, mark_fetch_thread
