@@ -25,7 +25,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
-from attest.errors import CACHE_OUTAGES
+from attest.errors import cache_outages
 
 logger = logging.getLogger("attest.replicas")
 
@@ -66,7 +66,7 @@ def record_write(scope: str) -> None:
         position = cursor.fetchone()[0]
     try:
         cache.set(_write_key(scope), position, timeout=_KEEP_SECONDS)
-    except CACHE_OUTAGES as exc:
+    except cache_outages() as exc:
         # The write is committed and its answer must say so; a read finds Redis down too
         # and goes to the primary (the ledger's own limit fails closed without Redis).
         logger.warning("replicas.position_not_kept", extra={"scope": scope, "error": str(exc)})
@@ -79,7 +79,7 @@ def serving_replica(scope: str | None) -> str | None:
         return None
     try:
         written = (cache.get(_write_key(scope)) if scope else None) or _ORIGIN
-    except CACHE_OUTAGES:
+    except cache_outages():
         return None  # the last write's position is unknown: only the primary is safe
     random.shuffle(aliases)  # spread the reads over the replicas
     for alias in aliases:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # httpx is a request's import: a manage.py command never loads it
+    import httpx
 
 # Any of these asks for traces (the SDK's own names); OTEL_SDK_DISABLED=true overrides them.
 _TURNED_ON_BY = (

@@ -173,6 +173,17 @@ def _rows() -> None:
             latency_ms=1234.5,
             request_id=f"req-{index:032x}",
         )
+    # Prepaid credit: an account, a hold drawn (its hold and draw money events).
+    from billing.models import CreditAccount
+    from billing.pricing import priced_route
+    from billing.services.credit import credit_draw, credit_hold
+
+    owner = "project:a-project-with-a-rather-long-name-0001"
+    CreditAccount.objects.create(owner=owner, balance=5_000_000)
+    hold = credit_hold(
+        owner=owner, route=priced_route("verify/citations"), request_id=f"req-{0:032x}"
+    )
+    credit_draw(hold)
     from django_tasks_db.models import DBTaskResult
 
     DBTaskResult.objects.create(

@@ -27,6 +27,7 @@ def checkout(tmp_path) -> Path:
         "clients/python/pyproject.toml",
         "tests/node/package.json",
         "tests/node/package-lock.json",
+        "tests/mcp/modern/requirements.txt",
     ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, tmp_path / name)

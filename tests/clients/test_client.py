@@ -176,6 +176,7 @@ def test_every_route_has_a_method(service):
         "/v1/rebuilds/{generation_id}", "/v1/erasures", "/v1/subjects/{subject}/export",
         "/healthz", "/v1/openapi.json", "/v1/predicates", "/v1/log/head", "/v1/log/proof",
         "/v1/log/consistency", "/v1/changes", "/v1/subjects", "/v1/credits",
+        "/mcp",  # the MCP endpoint: `attest mcp` forwards to it, as an MCP host's stdio
     }  # fmt: skip
     assert paths <= covered, paths - covered
 

@@ -28,6 +28,9 @@ def test_the_guides_offline_check_verifies_a_receipt(
     code = guide_example()
     assert 'ATTEST = "http://127.0.0.1:8000"' in code
     code = code.replace('ATTEST = "http://127.0.0.1:8000"', f'ATTEST = "{live_server.url}"')
+    # The guide quotes the demo page; this receipt was issued for the sample's own quote.
+    code, quoted = re.subn(r'^quote = "[^"]*"', f"quote = {QUOTE!r}", code, flags=re.M)
+    assert quoted == 1
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "docs/receipts.md", "exec"), {})
