@@ -343,7 +343,6 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("post", "/v1/erasures"): "erasure_create",
     ("get", "/v1/subjects/{subject}/export"): "subject_export",
     ("post", "/mcp"): "mcp_message",
-    ("get", "/mcp"): "mcp_stream_refused",
 }
 _HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 

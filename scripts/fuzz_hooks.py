@@ -42,6 +42,8 @@ BY_MESSAGE = [
     ("invalid_request", "years 1 to 9999 in UTC"),
     # One option that depends on another, which OpenAPI 3.0 cannot say.
     ("invalid_request", 'must be false with "match": "passages"'),
+    # A ranked recall (with query) pages 100 facts at most; a plain one 200.
+    ("invalid_request", "With query, at most 100."),
     # A page cursor is signed: only one the service made is accepted.
     ("invalid_citation", "after must be the next value"),
     ("invalid_request", "after must be the next value"),

@@ -83,7 +83,9 @@ MCP_PATH = {
         "description": (
             "The Model Context Protocol's streamable HTTP transport, one JSON-RPC message "
             "per POST: the routes as tools for an agent's MCP client. A tool call runs its "
-            "REST route; a priced one asks for payment as x402 over MCP. See /docs/mcp."
+            "REST route; a priced one asks for payment as x402 over MCP. See /docs/mcp. "
+            "The transport's server-to-client stream is not offered: any other method is "
+            "405 with `Allow: POST` and a JSON-RPC error object."
         ),
         "tags": ["mcp"],
         "requestBody": {"required": True, "content": {_JSON: {"schema": _MESSAGE}}},
@@ -98,20 +100,6 @@ MCP_PATH = {
                 "invalid request -32600): a JSON-RPC error object.",
                 "content": {_JSON: {"schema": _ERROR_ANSWER}},
             },
-        },
-    },
-    "get": {
-        "operationId": "mcp_stream_refused",
-        "summary": "MCP server stream (not offered)",
-        "description": "The transport's server-to-client stream is not offered: 405.",
-        "tags": ["mcp"],
-        "responses": {
-            "405": {
-                "description": "Only POST is allowed.",
-                "headers": {
-                    "Allow": {"required": True, "schema": {"type": "string", "enum": ["POST"]}}
-                },
-            }
         },
     },
 }

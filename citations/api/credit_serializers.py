@@ -11,7 +11,9 @@ from billing.services.credit import MOVEMENT_KINDS
 
 TOP_UP_MIN = Decimal("0.10")
 TOP_UP_MAX = Decimal("100.00")
-AMOUNT_PATTERN = r"[0-9]{1,3}(\.[0-9]{1,2})?"
+# 0.10 to 100.00 with at most 2 decimals, the range itself in the pattern, so the schema
+# states the whole rule: 100 (with .0 or .00), 1 to 99.99, or 0.1 to 0.99.
+AMOUNT_PATTERN = r"100(\.0{1,2})?|[1-9][0-9]?(\.[0-9]{1,2})?|0\.[1-9][0-9]?"
 STATEMENT_MAX_LIMIT = 100
 
 

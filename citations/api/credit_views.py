@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -57,6 +57,8 @@ class CreditsView(APIView):
         """Only GET reads the credential as a login; POST's names the project to top up."""
 
     @extend_schema(
+        # The credential is optional here: without one, the payment opens a new project.
+        auth=[{"projectCredential": []}, {}],
         summary="Buy prepaid credit",
         description=(
             "Pays `amount` US dollars over x402 (unpaid: the 402 offer for exactly that "
@@ -104,10 +106,7 @@ class CreditsView(APIView):
             "The credential's project's balance and its movements (top-ups, holds, draws, "
             "releases), newest first; `next` pages to older ones."
         ),
-        parameters=[
-            OpenApiParameter("after", int, required=False),
-            OpenApiParameter("limit", int, required=False, default=50),
-        ],
+        parameters=[s.CreditStatementIn],
         responses={200: s.CreditStatementOut, **route_error_responses(route_errors.CREDITS_READ)},
         tags=["credit"],
     )

@@ -15,6 +15,7 @@ from rest_framework.fields import empty
 
 from attest.errors import InvalidRequest
 from attest.fields import (
+    WHITESPACE_CLASS,
     NoUnknownFields,
     StrictCharField,
     StrictChoiceField,
@@ -870,7 +871,16 @@ class PredicateIn(NoUnknownFields):
         max_length=DESCRIPTION_MAX_CHARS, required=False, allow_blank=True
     )
     synonyms = serializers.ListField(
-        child=StrictCharField(max_length=SYNONYM_MAX_CHARS),
+        child=StrictCharField(
+            max_length=SYNONYM_MAX_CHARS,
+            # Not trimmed, so maxLength counts what is sent, as the schema says.
+            trim_whitespace=False,
+            # One line, not blank: the rule predicate_declare applies, stated in the schema.
+            pattern=rf"[^\n\x00]*[^\n\x00{WHITESPACE_CLASS}][^\n\x00]*",
+            pattern_message=(
+                f"a word or phrase of 1 to {SYNONYM_MAX_CHARS} characters on one line."
+            ),
+        ),
         max_length=MAX_SYNONYMS,
         required=False,
         help_text=(
