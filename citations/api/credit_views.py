@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import exceptions, status
+from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -53,12 +54,15 @@ class CreditsView(APIView):
 
     authentication_classes = [CredentialAuthentication]
 
+    def get_permissions(self) -> list[BasePermission]:
+        """POST needs no credential (a payment without one opens a new project); the schema
+        then marks the credential optional for it, as drf-spectacular does for AllowAny."""
+        return [AllowAny()] if self.request.method == "POST" else []
+
     def perform_authentication(self, request: Request) -> None:
         """Only GET reads the credential as a login; POST's names the project to top up."""
 
     @extend_schema(
-        # The credential is optional here: without one, the payment opens a new project.
-        auth=[{"projectCredential": []}, {}],
         summary="Buy prepaid credit",
         description=(
             "Pays `amount` US dollars over x402 (unpaid: the 402 offer for exactly that "
