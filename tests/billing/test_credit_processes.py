@@ -19,6 +19,7 @@ from django.utils import timezone
 from x402.http import decode_payment_required_header
 
 from billing.models import CreditAccount, CreditHold, MoneyEvent
+from billing.owners import owner_of
 from tests.billing.conftest import NETWORK, PAY_TO, Payer
 from tests.billing.gunicorn_server import GunicornServer, makefile_gunicorn_limits
 
@@ -106,11 +107,15 @@ def _spend(server, credential: str, *, outcome: str = "real", request_id: str = 
     )
 
 
+def _account(credential: str) -> CreditAccount:
+    """The project's own account: the tests read no other row (another test's may be there)."""
+    return CreditAccount.objects.get(owner=owner_of(credential))
+
+
 def test_the_same_top_up_sent_to_two_instances_at_once_tops_up_once(servers):
-    _buy(servers, "0.50")
-    [account] = CreditAccount.objects.all()
+    account = _account(_buy(servers, "0.50"))
     assert account.balance == 500_000
-    assert MoneyEvent.objects.filter(kind="top_up").count() == 1
+    assert MoneyEvent.objects.filter(kind="top_up", account=account).count() == 1
 
 
 def test_forty_parallel_calls_on_a_balance_for_25_draw_exactly_25(servers):
@@ -124,10 +129,10 @@ def test_forty_parallel_calls_on_a_balance_for_25_draw_exactly_25(servers):
         details = refused.json()["error"]["details"]
         assert details["reason"] == "insufficient_credit"
         assert details["balance"] == "0.00"
-    account = CreditAccount.objects.get()
+    account = _account(credential)
     assert account.balance == 0
-    assert MoneyEvent.objects.filter(kind="draw").count() == PAID_FOR
-    assert CreditHold.objects.filter(state="drawn").count() == PAID_FOR
+    assert MoneyEvent.objects.filter(kind="draw", account=account).count() == PAID_FOR
+    assert CreditHold.objects.filter(state="drawn", account=account).count() == PAID_FOR
 
 
 def test_a_hold_of_a_killed_worker_is_released_by_recovery(servers):
