@@ -5,34 +5,16 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.db import connection, transaction
-from rest_framework.test import APIClient
+from django.db import transaction
 
 from citations.selectors.changes import change_feed
 from citations.services import MessageIn, observations_ingest
 from tests.citations.conftest import make_ledger
+from tests.citations.test_lifecycle_concurrency import client_for, in_thread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 AT = "2026-03-04T10:00:00Z"
-
-
-def client_for(ledger) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {ledger.token}")
-    return client
-
-
-def in_thread(target) -> threading.Thread:
-    def run():
-        try:
-            target()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
 
 
 def feed(client, after=None) -> tuple[list[int], dict | None]:
