@@ -76,10 +76,14 @@ def test_a_paid_call_is_one_trace_continuing_the_callers(traced_service):
     )
     assert paid.status_code == 200, paid.text
 
-    def settled(spans) -> bool:
-        return any(s.kind == "client" and "/settle" in str(s.attributes) for s in spans)
+    def complete(spans) -> bool:
+        # Spans leave in batches as they end: the settlement's client span can be exported
+        # before the request's server span that encloses it, so wait for both.
+        settled = any(s.kind == "client" and "/settle" in str(s.attributes) for s in spans)
+        answered = any(s.kind == "server" and s.parent_span_id == caller_span for s in spans)
+        return settled and answered
 
-    spans = collector.trace(trace_id, until=settled)
+    spans = collector.trace(trace_id, until=complete)
     servers = [s for s in spans if s.kind == "server" and s.parent_span_id == caller_span]
     assert len(servers) == 1, spans  # the call, continuing the caller's span
     request = servers[0]
