@@ -231,7 +231,8 @@ def _admit_payment(call: PricedCall, *, header: str, request_digest: str, legacy
     if _answered_by_live_claim(call, payment):
         return
     _within_validity(authorization.valid_before, route, refuse)
-    _verify(payload, matched, refuse)
+    if not _verified(call, payment, refuse):
+        return  # the same payment was claimed meanwhile: answered as its retry
     PAYMENTS_VERIFIED.labels(route.name).inc()
     if _answered_by_payment_id(call, payment):
         return
@@ -334,21 +335,31 @@ def _within_validity(valid_before: int, route: PricedRoute, refuse: _Refuse) -> 
         )
 
 
-def _verify(payload: PaymentPayload, matched: PaymentRequirements, refuse: _Refuse) -> None:
-    """The facilitator verifies the signature and the payer's funds; 402 or 503 if not."""
+def _verified(call: PricedCall, payment: _Payment, refuse: _Refuse) -> bool:
+    """The facilitator verifies the signature, the payer's funds and an unused nonce.
+
+    503 when it cannot be asked. A refusal is 402, unless the payment holds a claim by now:
+    a parallel request with the same payment claimed, and maybe settled, it after
+    ``_answered_by_live_claim`` looked, so the facilitator refuses the nonce that request
+    used. This request is then that claim's retry, answered as one (the stored answer, a
+    wait, or 402 ``payment_already_used`` for another request): False, ``call`` set.
+    """
     try:
-        verified = resource_server().verify_payment(payload, matched)
+        verified = resource_server().verify_payment(payment.payload, payment.matched)
     except FACILITATOR_ERRORS as exc:
         logger.warning("billing.verify_failed", extra={"error": str(exc)})
         PAYMENTS_FAILED.labels("verify", "facilitator_unavailable").inc()
         raise FacilitatorUnavailable(details={"reason": "verify_failed"}) from exc
-    if not verified.is_valid:
-        PAYMENTS_FAILED.labels("verify", (verified.invalid_reason or "payment_invalid")[:64]).inc()
-        raise refusal_error(
-            reason=verified.invalid_reason or "payment_invalid",
-            message="The payment did not verify; see details.reason.",
-            **refuse,
-        )
+    if verified.is_valid:
+        return True
+    if _answered_by_live_claim(call, payment):
+        return False
+    PAYMENTS_FAILED.labels("verify", (verified.invalid_reason or "payment_invalid")[:64]).inc()
+    raise refusal_error(
+        reason=verified.invalid_reason or "payment_invalid",
+        message="The payment did not verify; see details.reason.",
+        **refuse,
+    )
 
 
 def _answered_by_payment_id(call: PricedCall, payment: _Payment) -> bool:

@@ -31,6 +31,8 @@ class FacilitatorServer:
 
     ``settle_delay`` makes settle slow; ``settle_mode`` (one of SETTLE_MODES) makes it
     fail the way real facilitators and networks do. ``release()`` ends a hang.
+    ``hold_next_verify()`` keeps the next /verify waiting until ``let_verify()``, so a test
+    can finish another request in between: an interleaving made, not waited for.
     """
 
     def __init__(
@@ -59,6 +61,9 @@ class FacilitatorServer:
         # A transaction ID /settle reports instead of the chain's own, e.g. a very long one.
         self.settle_transaction = settle_transaction
         self.calls: list[str] = []
+        self._verify_lock = threading.Lock()
+        self._verify_to_hold: threading.Event | None = None  # set once that /verify waits
+        self._verify_go = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -77,8 +82,29 @@ class FacilitatorServer:
         self.httpd.server_close()
 
     def release(self) -> None:
-        """Let every hanging settle call end (without an answer)."""
+        """Let every hanging settle call end (without an answer), and a held /verify go on."""
         self._released.set()
+        self._verify_go.set()
+
+    def hold_next_verify(self) -> threading.Event:
+        """Make the next /verify wait, unanswered and not yet verified, for ``let_verify()``.
+        The returned event is set once that /verify has arrived and waits."""
+        arrived = threading.Event()
+        with self._verify_lock:
+            self._verify_to_hold = arrived
+        self._verify_go.clear()
+        return arrived
+
+    def let_verify(self) -> None:
+        """The held /verify goes on: it verifies the payment as the chain stands now."""
+        self._verify_go.set()
+
+    def _wait_if_held(self) -> None:
+        with self._verify_lock:
+            arrived, self._verify_to_hold = self._verify_to_hold, None
+        if arrived is not None:
+            arrived.set()
+            self._verify_go.wait(60)
 
     @property
     def landed(self) -> int:
@@ -120,6 +146,7 @@ class FacilitatorServer:
                     self._send({"isValid": False, "invalidReason": server.verify_invalid_reason})
                     return
                 if self.path == "/verify":
+                    server._wait_if_held()
                     result = server.facilitator.verify(payload, requirements)
                     if server.settle_mode == "down_after_verify":
                         server._stop_listening()  # before answering: settle finds no one

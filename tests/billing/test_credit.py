@@ -5,14 +5,18 @@ local facilitator with real EIP-3009 signatures, as every billing test."""
 from __future__ import annotations
 
 import datetime
+import threading
 
 import pytest
+from django.db import connection
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from billing.models import CreditAccount, CreditHold, LocalTransfer, MoneyEvent, PaymentClaim
 from citations.models import Credential, Project
 from citations.services import credential_revoke
-from tests.billing.conftest import decode_offer, post
+from tests.billing.conftest import NETWORK, decode_offer, post
+from tests.billing.facilitator_server import FacilitatorServer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.billing.urls")]
 
@@ -123,6 +127,67 @@ def test_the_same_payment_twice_tops_up_once(api, payer, funded):
     assert statement(api, credential)["balance"] == "3.00"
     assert MoneyEvent.objects.filter(kind="top_up").count() == 2  # the 1.00 and the 2.00
     assert LocalTransfer.objects.count() == 2
+
+
+def test_the_same_payment_without_a_credential_again_gets_the_same_new_project(api, payer):
+    payer.client.set_spend_controls({"max_amount_per_payment": "$100"})
+    payment = payer.pay(decode_offer(api.post("/v1/credits", {"amount": "0.50"}, format="json")))
+    first = buy(api, payer, "0.50", payment=payment)
+    again = buy(api, payer, "0.50", payment=payment)
+    assert first.status_code == again.status_code == 201, again.content
+    assert first.content == again.content  # the one credential, shown again to its payer
+    assert Project.objects.count() == 1
+    assert statement(api, first.json()["credential"])["balance"] == "0.50"
+    assert MoneyEvent.objects.filter(kind="top_up").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)  # two requests, each in its own thread
+def test_a_retry_verified_only_after_the_first_answered_gets_the_stored_answer(
+    api, payer, settings
+):
+    """The retry finds no claim yet, then its verify reaches the facilitator only after
+    the first request has claimed, topped up and settled: the facilitator refuses the used
+    nonce, and the retry is still owed the first request's answer, not a 402."""
+    with FacilitatorServer(NETWORK) as facilitator:
+        settings.X402_FACILITATOR_URL = facilitator.url
+        payer.client.set_spend_controls({"max_amount_per_payment": "$100"})
+        offered = api.post("/v1/credits", {"amount": "0.50"}, format="json")
+        payment = payer.pay(decode_offer(offered))
+        verify_held = facilitator.hold_next_verify()
+        retry = _in_thread(lambda: buy(APIClient(), payer, "0.50", payment=payment))
+        assert verify_held.wait(60), "the retry never asked the facilitator to verify"
+        first = buy(api, payer, "0.50", payment=payment)
+        assert first.status_code == 201, first.content
+        facilitator.let_verify()
+        late = retry()
+    assert late.status_code == 201, late.content
+    assert late.content == first.content
+    assert Project.objects.count() == 1
+    assert CreditAccount.objects.get().balance == 500_000
+    assert MoneyEvent.objects.filter(kind="top_up").count() == 1
+    assert facilitator.landed == 1
+
+
+def _in_thread(send):
+    """Start ``send`` in a thread of its own (its own connection); call the result to join
+    it and get what ``send`` returned."""
+    result: list = []
+
+    def run() -> None:
+        try:
+            result.append(send())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+
+    def join():
+        thread.join(120)
+        assert result, "the request in the thread did not answer"
+        return result[0]
+
+    return join
 
 
 def test_a_top_up_for_an_unknown_credential_is_401_before_any_payment(api):
