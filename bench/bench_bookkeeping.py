@@ -26,7 +26,9 @@ cache (so the shared limits live in the database, as under ``make run``).
 
 from __future__ import annotations
 
+import cProfile
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -36,10 +38,12 @@ from pathlib import Path
 
 from attest_core.normalise import normalise
 from bench import corpus
-from verification.engine.html_text import html_text
 from bench.setup import django_on_a_scratch_database
+from verification.engine.html_text import html_text
 
 CALLS = int(os.environ.get("BENCH_BOOKKEEPING_CALLS", "200"))
+# BENCH_BOOKKEEPING_PROFILE=trial (or credit, x402, necessary): cProfile that kind's calls.
+PROFILE = os.environ.get("BENCH_BOOKKEEPING_PROFILE", "")
 PAGE_BYTES = 100_000
 QUOTE_CHARS = 125
 
@@ -158,15 +162,19 @@ def _run(port: int, quote: str) -> None:
         "x402": ("/v1/verify/quote", {}, "x402"),
     }
     cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
+    profiler = cProfile.Profile(time.thread_time)  # CPU, as the figures
     statements: dict[str, tuple[int, int]] = {}
     for index in range(CALLS + 3):  # the first 3 rounds warm the caches all kinds share
         for kind, (path, headers, rail) in kinds.items():
             if kind == "x402":
                 headers = {"HTTP_PAYMENT_SIGNATURE": payments[index]}
             with CaptureQueriesContext(connection) as queries:
+                if kind == PROFILE and index >= 3:
+                    profiler.enable()
                 started = time.thread_time()
                 response = post(path, body, **headers)
                 spent = (time.thread_time() - started) * 1000
+                profiler.disable()
             assert response.status_code == 200, (kind, response.content)
             answer = response.json()
             assert answer["result"]["match"] == "fuzzy", (kind, answer["result"])
@@ -196,3 +204,6 @@ def _run(port: int, quote: str) -> None:
         own, chain = statements[kind]
         chained = f", and {chain} of the local facilitator's chain" if chain else ""
         print(f"{kind:>9}: {median:6.2f} ms{extra}  ({own} SQL statements{chained})", flush=True)
+    if PROFILE:
+        stats = pstats.Stats(profiler).sort_stats("cumulative")
+        stats.print_callees("priced_call|quote_answer|answered|_charge|admit|url_admit")
