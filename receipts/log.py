@@ -43,7 +43,7 @@ _SQLITE_FRONTIER = (
     "levels(level) AS (SELECT 0 UNION ALL SELECT level + 1 FROM levels WHERE level < 62) "
     "SELECT size.n, levels.level, node.hash FROM size "
     "LEFT JOIN levels ON (size.n >> levels.level) & 1 "
-    'LEFT JOIN receipts_lognode node ON node.level = levels.level '
+    "LEFT JOIN receipts_lognode node ON node.level = levels.level "
     'AND node."index" = (size.n >> levels.level) - 1'
 )
 _INSERT_LEAF = (

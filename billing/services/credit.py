@@ -82,7 +82,7 @@ def _balance_take(owner: str, price: int) -> CreditAccount | None:
     table = CreditAccount._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET balance = balance - %s "  # noqa: S608 (the model's table)
+            f"UPDATE {table} SET balance = balance - %s "
             "WHERE owner = %s AND balance >= %s RETURNING id, balance",
             [price, owner, price],
         )
