@@ -35,6 +35,17 @@ from receipts.models import LogLeaf, LogNode
 # after it (receipts migration 0003): for each level whose bit is set in the size, the last
 # complete subtree of that level, only those nodes probed (about 12 at a million leaves).
 _PG_FRONTIER = "SELECT n, level, hash FROM receipts_log_frontier()"
+# SQLite: the size and its frontier in one statement, as the function above gives them on
+# PostgreSQL: for each level whose bit is set in the size, the node (level, size >> level
+# minus 1), probed by the primary key. A row per level of the size's bits (none for 0).
+_SQLITE_FRONTIER = (
+    'WITH size(n) AS (SELECT coalesce(max("index") + 1, 0) FROM receipts_logleaf), '
+    "levels(level) AS (SELECT 0 UNION ALL SELECT level + 1 FROM levels WHERE level < 62) "
+    "SELECT size.n, levels.level, node.hash FROM size "
+    "LEFT JOIN levels ON (size.n >> levels.level) & 1 "
+    "LEFT JOIN receipts_lognode node ON node.level = levels.level "
+    'AND node."index" = (size.n >> levels.level) - 1'
+)
 _INSERT_LEAF = (
     'INSERT INTO receipts_logleaf ("index", kind, data, audit_project, audit_seq, created_at) '
     "VALUES (%s, %s, %s, %s, %s, %s)"
@@ -71,10 +82,11 @@ def _append(
 ) -> int:
     leaf_hash = merkle.leaf_hash(leaf)
     row = [kind, data, audit_project, audit_seq, timezone.now()]
-    if connection.vendor == "postgresql":
-        # The appenders' lock is held to the end of the caller's transaction, so the size
-        # read after it is final: no race to an index, so no savepoint to retry from (an
-        # append inside a call's transaction is the lock, the read and the write).
+    if _appends_take_turns():
+        # PostgreSQL's appenders' lock, or SQLite's write lock taken at BEGIN, is held to
+        # the end of the caller's transaction, so the size read after it is final: no race
+        # to an index, so no savepoint to retry from (an append inside a call's
+        # transaction is the lock, the read and the write).
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:
             size, frontier = _size_and_frontier(cursor)
             _insert(cursor, [size, *row], merkle.append_leaf(size, frontier, leaf_hash).nodes)
@@ -89,6 +101,16 @@ def _append(
         except IntegrityError:
             continue
     raise RuntimeError(f"the transparency log refused {_ATTEMPTS} appends in a row")
+
+
+def _appends_take_turns() -> bool:
+    """Whether a transaction holds the appenders' turn from its start to its end: always
+    on PostgreSQL (the lock the frontier function takes), on SQLite when every transaction
+    begins IMMEDIATE (the write lock; attest.settings sets it, a deployment may not)."""
+    if connection.vendor == "postgresql":
+        return True
+    mode = connection.settings_dict.get("OPTIONS", {}).get("transaction_mode")
+    return str(mode).upper() in {"IMMEDIATE", "EXCLUSIVE"}
 
 
 def _insert(cursor, leaf: list, nodes: tuple[tuple[int, int, bytes], ...]) -> None:
@@ -112,12 +134,15 @@ def _size_and_frontier(cursor) -> tuple[int, list[bytes]]:
         by_level = {level: bytes(value) for _, level, value in rows if level is not None}
         return size, [by_level[level] for level in merkle.frontier_levels(size)]
     # SQLite: the transaction's write lock (taken at BEGIN IMMEDIATE) makes appends take turns.
-    cursor.execute('SELECT max("index") FROM receipts_logleaf')
-    last = cursor.fetchone()[0]
-    size = 0 if last is None else last + 1
-    keys = merkle.frontier_nodes(size)
-    found = _nodes(cursor, keys)
-    return size, [found[key] for key in keys]
+    cursor.execute(_SQLITE_FRONTIER)
+    rows = cursor.fetchall()
+    size = rows[0][0]
+    by_level = {level: bytes(value) for _, level, value in rows if value is not None}
+    levels = merkle.frontier_levels(size)
+    missing = [level for level in levels if level not in by_level]
+    if missing:
+        raise RuntimeError(f"the transparency log lacks stored frontier nodes at {missing[:3]}")
+    return size, [by_level[level] for level in levels]
 
 
 def log_append_receipt(receipt: str) -> int:

@@ -19,8 +19,13 @@ from billing.pricing import MAX_TIMEOUT_SECONDS
 # How long a settled answer can be fetched again: as long as the validity an offer asks of
 # a signature, so a client that signs the offer can always retry within its window.
 REPLAY_SECONDS = MAX_TIMEOUT_SECONDS
-# Expired answers deleted per stored answer, so pruning never stalls one request.
+# Expired answers are looked for once every PRUNE_EVERY answers a process stores (a
+# statement a paid call need not send each time), and at most PRUNE_BATCH of them deleted
+# then, so pruning never stalls one request and still deletes 5 times faster than answers
+# are stored.
 PRUNE_BATCH = 50
+PRUNE_EVERY = 10
+_stored_since_prune = PRUNE_EVERY - 1  # a new process prunes at its first answer
 
 
 def request_digest(*, method: str, route: str, data: Any, query: Mapping[str, Any]) -> str:
@@ -57,7 +62,11 @@ def answer_store(
     claim: PaymentClaim, rendered: RenderedAnswer, *, payment_response: str = ""
 ) -> PaidAnswer:
     """Keep the answer for ``claim`` (before it is settled), pruning expired ones."""
-    _prune()
+    global _stored_since_prune
+    _stored_since_prune += 1
+    if _stored_since_prune >= PRUNE_EVERY:
+        _stored_since_prune = 0
+        _prune()
     return PaidAnswer.objects.create(
         claim=claim,
         status_code=rendered.status_code,

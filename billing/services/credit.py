@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -59,12 +59,9 @@ def credit_hold(*, owner: str, route: PricedRoute, request_id: str) -> CreditHol
         seconds=route.work_seconds + HOLD_LEASE_MARGIN_SECONDS
     )
     with transaction.atomic():
-        taken = CreditAccount.objects.filter(owner=owner, balance__gte=price).update(
-            balance=F("balance") - price
-        )
-        if not taken:
+        account = _balance_take(owner, price)
+        if account is None:
             raise InsufficientCredit(credit_balance_now(owner))
-        account = CreditAccount.objects.get(owner=owner)
         hold = CreditHold.objects.create(
             account=account,
             route=route.name,
@@ -76,6 +73,21 @@ def credit_hold(*, owner: str, route: PricedRoute, request_id: str) -> CreditHol
             Kind.HOLD, account, amount=price, route=route.name, request_id=request_id, hold=hold
         )
     return hold
+
+
+def _balance_take(owner: str, price: int) -> CreditAccount | None:
+    """Take ``price`` from the owner's balance if it holds that much: one conditional
+    UPDATE, which also answers the account's ID and new balance (RETURNING, on PostgreSQL
+    and SQLite alike), so the hold needs no second read of the row. None if short."""
+    table = CreditAccount._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET balance = balance - %s "
+            "WHERE owner = %s AND balance >= %s RETURNING id, balance",
+            [price, owner, price],
+        )
+        row = cursor.fetchone()
+    return None if row is None else CreditAccount(pk=row[0], owner=owner, balance=row[1])
 
 
 def credit_balance_now(owner: str) -> int:

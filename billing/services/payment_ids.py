@@ -7,8 +7,11 @@ refused with 409, and nothing is charged either way.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
 from x402 import PaymentPayload
 from x402.extensions.payment_identifier import (
     PAYMENT_IDENTIFIER,
@@ -43,10 +46,27 @@ def payment_id_read(payload: PaymentPayload) -> str:
         return ""
     if not isinstance(extension, dict):
         raise MalformedPaymentId("the payment-identifier extension is not an object")
-    validation = validate_payment_identifier({**extension, "schema": payment_identifier_schema})
+    # The SDK's own checks (an info object, a boolean ``required``, the id's format), then
+    # the schema, as validate_payment_identifier does with it: through a validator built
+    # once a process (jsonschema.validate checks the schema against its metaschema and
+    # builds a new validator at every call, the costliest part of admitting a payment).
+    unschemed = {key: value for key, value in extension.items() if key != "schema"}
+    validation = validate_payment_identifier(unschemed)
     if not validation.valid:
         raise MalformedPaymentId("; ".join(validation.errors))
+    error = best_match(_schema_validator().iter_errors(extension["info"]))
+    if error is not None:
+        path = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        raise MalformedPaymentId(f"{path}: {error.message}")
     return extract_payment_identifier(payload, validate=False) or ""
+
+
+@cache
+def _schema_validator() -> Any:
+    """The payment-identifier schema's validator (the schema checked once, here)."""
+    validator_class = validator_for(payment_identifier_schema)
+    validator_class.check_schema(payment_identifier_schema)
+    return validator_class(payment_identifier_schema)
 
 
 def payment_id_claim(*, payer: str, payment_id: str) -> PaymentClaim | None:

@@ -202,3 +202,20 @@ def test_a_claim_in_flight_always_has_a_lease(api, payer, offer):
     assert post(api, payment=payer.pay(offer())).status_code == 200
     with pytest.raises(IntegrityError):
         PaymentClaim.objects.update(state=State.SETTLING, lease_until=None)
+
+
+def test_answers_of_settled_claims_past_their_window_are_pruned_by_later_paid_calls(
+    api, payer, offer
+):
+    from billing.services import answers
+
+    assert post(api, payment=payer.pay(offer())).status_code == 200
+    # Its retry window is over (the row's age is what counts), the claim settled.
+    PaidAnswer.objects.update(
+        created_at=timezone.now() - datetime.timedelta(seconds=answers.REPLAY_SECONDS + 1)
+    )
+    expired = PaidAnswer.objects.get().pk
+    for _ in range(answers.PRUNE_EVERY):  # pruned within PRUNE_EVERY stored answers
+        assert post(api, payment=payer.pay(offer())).status_code == 200
+    assert not PaidAnswer.objects.filter(pk=expired).exists()
+    assert PaidAnswer.objects.count() == answers.PRUNE_EVERY
