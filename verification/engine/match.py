@@ -807,9 +807,10 @@ def best_fuzzy_span(
     settled = True
     # A place's span helps only when a filter can bound its edits (past that the whole
     # page is aligned anyway): each place is aligned to that limit, and one holding no
-    # span within it is not settled. When the richest holds none, the next places are
-    # aligned only if they are a small part of the page (else they cost more than a
-    # whole-page pass is likely to save: an absent quote at a low threshold).
+    # span within it is settled only when the best found is within it too. When the
+    # richest holds none, the next places are aligned only if they are a small part of
+    # the page (else they cost more than a whole-page pass is likely to save: an absent
+    # quote at a low threshold).
     limit = k if aligner.bucketed else min(k, _most_bounded_edits(m, k, sizes))
     if limit < 0:
         guesses, settled = [], False
@@ -818,6 +819,8 @@ def best_fuzzy_span(
             settled = False
             break
         span, exact = aligner.upper_bound(guess, limit)
+        if span is None and not aligner.bucketed and found is not None and found[0] <= limit:
+            exact = True  # aligned exactly: it holds no span within the best found
         settled = settled and exact
         if span is not None and (found is None or _better(span, found)):
             found = span
