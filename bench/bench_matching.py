@@ -34,14 +34,16 @@ from rapidfuzz import fuzz
 from attest_core.normalise import normalise
 from attest_core.passages import find_passages
 from bench.corpus import cjk_prose, english_prose, licence_prose, repeated_share, web_page
-from tests.verification.engine.test_injection import _old_has_instructions
 from verification.engine.html_text import html_text
-from verification.engine.injection import _has_instructions, injection_flags
+from verification.engine.injection import injection_flags
 from verification.engine.match import MatchTooCostly, match_quote, max_edits
 
 KB, MB = 1_000, 1_000_000
 ROUNDS = 7
-SIZES = (100 * KB, 1 * MB, 5 * MB)
+# BENCH_MATCHING_SIZES (in KB, comma-separated) narrows the fuzzy grids for a quick run.
+SIZES = tuple(
+    int(kb) * KB for kb in os.environ.get("BENCH_MATCHING_SIZES", "100,1000,5000").split(",")
+)
 QUOTES = (200, 1_000)
 EDIT_RATES = (0.0, 0.05, 0.15)
 THRESHOLDS = (0.9, 0.8)
@@ -295,15 +297,30 @@ def preparation_rows() -> None:
     """HTML text, normalisation and injection flags on a web page, as requests run them.
 
     Timed in the thread's CPU time, which a busy machine inflates far less than wall time.
-    The instruction scan (one Aho-Corasick pass) runs beside the scan it replaced (a
-    ``str.find`` loop per trigger, kept in the tests as the reference).
+    "Page reading" is the three together, as a request runs them; "before" runs the
+    normalisation and injection modules of ``BENCH_BEFORE`` (loaded with ``git show``)
+    in the same rounds, and their answers (text and flags) are compared with today's.
     """
-    print(f"\nEvery request's text preparation (ms of thread CPU time, medians of {ROUNDS})\n")
-    print(
-        "| page | visible text | html_text | normalise | injection flags | instruction scan "
-        "(one pass) | the find loops before | before / now |"
+    old_normalise = _module_at(
+        BEFORE, "clients/python/src/attest_core/normalise.py", "bench_old_normalise"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    old_injection = _module_at(BEFORE, "verification/engine/injection.py", "bench_old_injection")
+    old_normalise.prepare()
+    old_injection.prepare()
+
+    def reading(page: str, normalise_: Callable, flags_: Callable) -> tuple[str, list[str]]:
+        read = html_text(page)
+        return normalise_(read.text).text, flags_(read.text, read.hidden_text)
+
+    print(
+        f"\nEvery request's text preparation (ms of thread CPU time, medians of {3 * ROUNDS}; "
+        f"before: {BEFORE})\n"
+    )
+    print(
+        "| page | visible text | html_text | normalise | injection flags | page reading "
+        "| page reading before | before / now | same text and flags |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for size in (100 * KB, 1 * MB):
         page = web_page(size)
         read = html_text(page)
@@ -312,16 +329,20 @@ def preparation_rows() -> None:
                 "html_text": lambda p=page: html_text(p),
                 "normalise": lambda t=read.text: normalise(t),
                 "flags": lambda t=read.text, h=read.hidden_text: injection_flags(t, h),
-                "scan": lambda t=read.text: _has_instructions(t),
-                "old": lambda t=read.text: _old_has_instructions(t),
+                "reading": lambda p=page: reading(p, normalise, injection_flags),
+                "before": lambda p=page: reading(
+                    p, old_normalise.normalise, old_injection.injection_flags
+                ),
             },
             rounds=3 * ROUNDS,
         )
-        scan, old = got["scan"][0], got["old"][0]
+        now, before = got["reading"][0], got["before"][0]
+        same = "yes" if got["reading"][1] == got["before"][1] else "NO"
         print(
             f"| {_size(size)} of HTML | {len(read.text):,} characters | "
             f"{got['html_text'][0]:.2f} | {got['normalise'][0]:.2f} | {got['flags'][0]:.2f} "
-            f"| {scan:.2f} | {old:.2f} | {old / scan:.2f}x |"
+            f"| {now:.2f} | {before:.2f} | {before / now:.2f}x | {same} |",
+            flush=True,
         )
 
 
@@ -396,8 +417,8 @@ def fuzzy() -> None:
         absent_grid(kind, (100 * KB, MB))
 
 
-# The revision ``before`` compares with (``BENCH_BEFORE``): this round started from it.
-BEFORE = os.environ.get("BENCH_BEFORE", "ad7dfb6")
+# The revision ``before`` compares with (``BENCH_BEFORE``): this round (issue 38) started from it.
+BEFORE = os.environ.get("BENCH_BEFORE", "52e547d")
 
 
 def _module_at(revision: str, path: str, name: str) -> types.ModuleType:
@@ -444,26 +465,38 @@ def before_rows() -> None:
     for length in QUOTES:
         for rate in EDIT_RATES[1:]:
             quote = _quote(text, length, rate, "English")
-            for threshold in THRESHOLDS:
-                k = max_edits(len(quote), threshold)
-                q, t = edlib_inputs(text, quote)  # type: ignore[misc]
-                got = interleaved(
-                    {
-                        "before": lambda q=quote, th=threshold: old_match.match_quote(
-                            text, q, threshold=th
-                        ),
-                        "now": lambda q=quote, th=threshold: match_quote(text, q, threshold=th),
-                        "edlib": lambda q=q, t=t, k=k: _edlib_k(q, t, k),
-                    },
-                    rounds=4 * ROUNDS + 1,
-                )
-                (b, old), (n, new), (e, _) = got["before"], got["now"], got["edlib"]
-                same = "yes" if _answer(old) == _answer(new) else "NO"
-                print(
-                    f"| fuzzy 100 KB, {length} chars, {rate:.0%} edits, t={threshold} | {b:.2f} "
-                    f"| {n:.2f} | {b / n:.2f}x | {e:.2f} | {e / n:.2f}x | {same} |",
-                    flush=True,
-                )
+            for threshold in (*THRESHOLDS, 0.5):
+                label = f"fuzzy 100 KB, {length} chars, {rate:.0%} edits, t={threshold}"
+                _before_row(old_match, label, text, quote, threshold)
+    for size in SIZES[:2]:
+        text = _page("English", size)
+        for length in QUOTES:
+            quote = _absent("English", size, length)
+            for threshold in (0.8, 0.5):
+                label = f"absent {_size(size)}, {length} chars, t={threshold}"
+                _before_row(old_match, label, text, quote, threshold)
+
+
+def _before_row(
+    old_match: types.ModuleType, label: str, text: str, quote: str, threshold: float
+) -> None:
+    """One fuzzy case: the engine before, now and edlib(k), interleaved; answers compared."""
+    k = max_edits(len(quote), threshold)
+    q, t = edlib_inputs(text, quote)  # type: ignore[misc]
+    got = interleaved(
+        {
+            "before": lambda: old_match.match_quote(text, quote, threshold=threshold),
+            "now": lambda: match_quote(text, quote, threshold=threshold),
+            "edlib": lambda: _edlib_k(q, t, k),
+        },
+        rounds=4 * ROUNDS + 1 if len(text) < MB else ROUNDS,
+    )
+    (b, old), (n, new), (e, _) = got["before"], got["now"], got["edlib"]
+    same = "yes" if _answer(old) == _answer(new) else "NO"
+    print(
+        f"| {label} | {b:.2f} | {n:.2f} | {b / n:.2f}x | {e:.2f} | {e / n:.2f}x | {same} |",
+        flush=True,
+    )
 
 
 def memory() -> None:

@@ -93,8 +93,54 @@ def _trigger_starts(lowered: str, piece: int = _PIECE_CHARS) -> list[int]:
     return hits
 
 
+# Characters that ``re.I`` matches to an ASCII letter of the phrases although ``str.lower``
+# does not lower them to it (dotless i, long s, Kelvin sign), or that ``str.lower``
+# lengthens (dotted capital I): a text holding one is read the slow way.
+_CASE_SPECIALS = ("\u0130", "\u0131", "\u017f", "\u212a")
+# The phrases in lower case, matched case-sensitively on lowered text: the same matches
+# as _INSTRUCTION on the text when it holds none of _CASE_SPECIALS, at twice the speed.
+_INSTRUCTION_LOWERED = re.compile(_INSTRUCTION.pattern)
+_BYTE_TRIGGERS = tuple(trigger.encode("ascii") for trigger in _TRIGGERS)
+
+
+def _byte_trigger_starts(lowered: bytes) -> list[int]:
+    """Where each trigger occurs in ``lowered`` (ASCII bytes), the first ``_MAX_HITS``
+    by where they end: the hits of _trigger_starts, found by ``bytes.find``.
+
+    Each trigger's first ``_MAX_HITS`` occurrences hold all of its hits among the
+    first ``_MAX_HITS`` overall, and no trigger ends another, so no two hits end at
+    one place: sorting by the end picks the hits the one pass keeps.
+    """
+    hits: list[tuple[int, int]] = []
+    for trigger in _BYTE_TRIGGERS:
+        found = 0
+        at = lowered.find(trigger)
+        while at != -1 and found < _MAX_HITS:
+            hits.append((at + len(trigger), at))
+            found += 1
+            at = lowered.find(trigger, at + 1)
+    if len(hits) > _MAX_HITS:
+        hits.sort()
+        del hits[_MAX_HITS:]
+    return [at for _, at in hits]
+
+
 def _has_instructions(text: str) -> bool:
-    windows = sorted((max(0, at - _WINDOW), at + _WINDOW) for at in _trigger_starts(text.lower()))
+    if any(special in text for special in _CASE_SPECIALS):
+        return _phrase_near(text, _trigger_starts(text.lower()), lowered=False)
+    # Every other character keeps its place when lowered, and each non-ASCII one
+    # becomes "?", which no trigger holds: the triggers are found on bytes.
+    return _phrase_near(text, _byte_trigger_starts(text.encode("ascii", "replace").lower()))
+
+
+def _phrase_near(text: str, starts: list[int], *, lowered: bool = True) -> bool:
+    """Whether a phrase matches in a window around one of ``starts``.
+
+    ``lowered``: each stretch of windows is lowered (with the character before it,
+    which ``\\b`` reads) and searched case-sensitively; else ``text`` is searched
+    with ``re.I``.
+    """
+    windows = sorted((max(0, at - _WINDOW), at + _WINDOW) for at in starts)
     # Overlapping windows are searched as one stretch first: no match in the
     # stretch means none in any of its windows, which is the usual answer.
     group: list[tuple[int, int]] = []
@@ -102,14 +148,23 @@ def _has_instructions(text: str) -> bool:
         if window is not None and group and window[0] < group[-1][1]:
             group.append(window)
             continue
-        if (
-            group
-            and _INSTRUCTION.search(text, group[0][0], group[-1][1])
-            and any(_INSTRUCTION.search(text, lo, hi) for lo, hi in group)
-        ):
+        if group and _group_matches(text, group, lowered):
             return True
         group = [window] if window is not None else []
     return False
+
+
+def _group_matches(text: str, group: list[tuple[int, int]], lowered: bool) -> bool:
+    lo, hi = group[0][0], group[-1][1]
+    if not lowered:
+        return bool(_INSTRUCTION.search(text, lo, hi)) and any(
+            _INSTRUCTION.search(text, a, b) for a, b in group
+        )
+    base = max(lo - 1, 0)
+    stretch = text[base:hi].lower()
+    return bool(_INSTRUCTION_LOWERED.search(stretch, lo - base)) and any(
+        _INSTRUCTION_LOWERED.search(stretch, a - base, b - base) for a, b in group
+    )
 
 
 # Characters with no glyph that can carry a hidden message: every format control

@@ -522,6 +522,18 @@ def _may_narrow(t_codes: np.ndarray, aligner: _Aligner, g: int, step: int, d: in
     return kept is None or sum(hi - lo for lo, hi in kept) < _PROBE_KEPT * probe
 
 
+def _most_bounded_edits(m: int, k: int, sizes: list[tuple[int, int]]) -> int:
+    """The most edits (at most ``k``) at which some filter of ``sizes`` can bound anything."""
+    lo, hi = -1, k  # _needed_hits falls as the edits grow
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if any(_needed_hits(m, mid, g, step) >= 1 for g, step in sizes):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def _needed_hits(m: int, d: int, g: int, step: int) -> int:
     """Sampled quote grams every span within ``d`` edits of an ``m``-character quote holds."""
     return (m - d - g + 1) // step - d
@@ -636,10 +648,21 @@ class _Aligner:
             found = edlib.align(self.q_bytes, target, mode="HW", task="distance", k=k)
             if found["editDistance"] < 0:
                 return []
+            # Spans at the best distance are at most that much longer than the quote.
+            k = found["editDistance"]
+            longest = self.m + k
+            # Ends whose stretches overlap are located in one call: every span ending at
+            # one of them starts in its own stretch, so the union adds no start.
             spans: set[tuple[int, int, int]] = set()
-            for _, last in found["locations"]:
+            stretches: list[list[int]] = []
+            for last in sorted(last for _, last in found["locations"]):
                 start = max(last + 1 - longest, 0)
-                spans.update(self._locate(target[start : last + 1], lo + start, k))
+                if stretches and start <= stretches[-1][1]:
+                    stretches[-1][1] = last + 1
+                else:
+                    stretches.append([start, last + 1])
+            for start, stop in stretches:
+                spans.update(self._locate(target[start:stop], lo + start, k))
             return sorted(spans)
         return self._locate(target, lo, k)
 
@@ -782,8 +805,22 @@ def best_fuzzy_span(
     guesses = first.best_windows(m, k, _GUESSES)
     found: tuple[int, int, int] | None = None
     settled = True
+    # A place's span helps only when a filter can bound its edits (past that the whole
+    # page is aligned anyway): each place is aligned to that limit, and one holding no
+    # span within it is settled only when the best found is within it too. When the
+    # richest holds none, the next places are aligned only if they are a small part of
+    # the page (else they cost more than a whole-page pass is likely to save: an absent
+    # quote at a low threshold).
+    limit = k if aligner.bucketed else min(k, _most_bounded_edits(m, k, sizes))
+    if limit < 0:
+        guesses, settled = [], False
     for number, guess in enumerate(guesses):
-        span, exact = aligner.upper_bound(guess, k)
+        if number == 1 and found is None and len(guesses) * (guess[1] - guess[0]) * 16 > n:
+            settled = False
+            break
+        span, exact = aligner.upper_bound(guess, limit)
+        if span is None and not aligner.bucketed and found is not None and found[0] <= limit:
+            exact = True  # aligned exactly: it holds no span within the best found
         settled = settled and exact
         if span is not None and (found is None or _better(span, found)):
             found = span

@@ -527,3 +527,30 @@ def test_a_quote_settled_at_its_richest_place_aligns_no_other_place(monkeypatch)
     assert Levenshtein.distance(quote, text[result.start : result.end]) == full
     assert len(aligned) == 1
     assert aligned[0] <= 3 * (len(quote) + k)
+
+
+def test_an_absent_quote_at_a_low_threshold_aligns_the_page_once(monkeypatch) -> None:
+    # At 0.5 a quote may have as many edits as characters: past a third of them no
+    # filter bounds anything, so the page is aligned whole whatever the places hold.
+    # The richest place is aligned only up to what a filter could use, the next two
+    # not at all (on this page they would cost a tenth of the pass they cannot spare),
+    # and the ends the pass finds together are located in one stretch.
+    text = _words_text(8_000, seed=21)  # about 50,000 characters
+    quote = _words_text(40, seed=99)[:200]
+    aligned: list[tuple[int, int]] = []
+    real_align = edlib.align
+
+    def counting_align(query, target, **options):
+        aligned.append((len(target), options.get("k", -1)))
+        return real_align(query, target, **options)
+
+    monkeypatch.setattr(edlib, "align", counting_align)
+    result = match_quote(text, quote, threshold=0.5)
+    monkeypatch.undo()
+    assert (result.match, result.start, result.end) == _full_alignment_answer(
+        text.casefold(), quote.casefold(), 0.5
+    )
+    first, whole, *located = aligned
+    assert first[0] <= 3 * 2 * len(quote) and first[1] < len(quote) // 3
+    assert whole == (len(text), len(quote))
+    assert len(located) == 1

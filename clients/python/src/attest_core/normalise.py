@@ -351,19 +351,29 @@ def _visible_nfkc(text: str, *, mapped: bool) -> tuple[np.ndarray, np.ndarray | 
 def _fold_spaces(
     codes: np.ndarray, origin: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Step 3: a run of whitespace becomes one space where it starts; none at either end."""
+    """Step 3: a run of whitespace becomes one space where it starts; none at either end.
+
+    A character is kept unless it is whitespace after whitespace; every whitespace
+    character is made a space (those dropped included), then the ends are cut. The
+    spaces are written arithmetically, ``c - (c - 32) * is_space`` in wrapping unsigned
+    arithmetic: a masked write (``codes[mask] = 32``) cost ten times as much.
+    """
     spaces = is_space(codes)
     if not spaces.any():
         return codes, origin
-    starts = spaces & ~np.concatenate(([False], spaces[:-1]))
-    keep = ~spaces | starts
-    solid = np.flatnonzero(~spaces)
-    keep[: solid[0] if len(solid) else len(keep)] = False
-    if len(solid):
-        keep[solid[-1] + 1 :] = False
-    codes = codes.copy() if not codes.flags.writeable else codes
-    codes[starts] = 32
-    return codes[keep], origin[keep] if origin is not None else None
+    first = int(np.argmin(spaces))  # the first solid character, if any
+    if spaces[first]:
+        return codes[:0], origin[:0] if origin is not None else None
+    last = len(spaces) - 1 - int(np.argmin(spaces[::-1]))
+    keep = np.empty(len(spaces), dtype=bool)
+    keep[0] = True
+    np.logical_and(spaces[1:], spaces[:-1], out=keep[1:])
+    np.logical_not(keep[1:], out=keep[1:])
+    keep[:first] = False
+    keep[last + 1 :] = False
+    shift = np.subtract(codes, codes.dtype.type(32))
+    np.multiply(shift, spaces, out=shift, casting="unsafe")
+    return np.subtract(codes, shift)[keep], origin[keep] if origin is not None else None
 
 
 def _normalise_mapped(text: str) -> Normalised:
