@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.citations.eval.measure import HELD_OUT
 from tests.citations.eval.recall import ingest_all, recall_at_3
 from tests.citations.factories import ProjectFactory
 
@@ -28,3 +29,15 @@ def test_the_answering_facts_are_current_after_ingest_and_recall_at_3_is_reporte
     assert score.questions >= 80
     print("\n".join(["answering fact not current:", *score.not_stored]))
     assert score.stored >= 0.9 * score.questions, "\n".join(score.not_stored)
+
+
+def test_the_held_out_sets_recall_at_3_is_reported():
+    project = ProjectFactory()
+    ingest_all(project, HELD_OUT)
+    score = recall_at_3(project, HELD_OUT)
+    print(
+        f"\nheld-out recall@3 {score.recall_at_3():.3f} over {score.questions} questions; "
+        f"answering fact current for {score.stored}"
+    )
+    print("\n".join(["misses:", *score.misses, "answering fact not current:", *score.not_stored]))
+    assert score.questions >= 50
