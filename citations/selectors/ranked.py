@@ -20,6 +20,16 @@ too, would have to be in the fact):
 Both ranks are turned into a score from 0 to 1 as ``rank / (rank + 1)`` (PostgreSQL's
 normalisation 32; for SQLite ``rank`` is ``-bm25``), so a higher score is a better match
 and the same question gives comparable scores on either database.
+
+The question words the search drops ("where", "who", "when", "how", "what … do") say
+what kind of fact is asked for (citations.vocabulary ``question_intent``): each
+predicate they point to gets an intent from 0 to 1. A fact's score is
+``(1 - INTENT_WEIGHT) * text / best + INTENT_WEIGHT * intent``, where ``best`` is the
+best text score among the facts shown for this question: the text counts by how
+near it comes to the best match, which is the same on either database (bm25 and
+``ts_rank_cd`` score on scales of their own, so an absolute text score would weigh the
+intent differently on each). So "where is he from?", stop words only, still finds
+``from``; and a fact the text does not match is found when its predicate is asked for.
 """
 
 from __future__ import annotations
@@ -38,9 +48,14 @@ from django.utils import timezone
 from citations.cursor import BadCursor, next_page, position_after
 from citations.models import FactVersion, Project
 from citations.selectors.fact_views import FactPage, FactView, bad_after, fact_view, iso_utc
+from citations.vocabulary import question_intent
 
 RANKED_DEFAULT_LIMIT = 20
 RANKED_MAX_LIMIT = 100
+# How much the question's intent counts beside the text: a fact of a fully asked-for
+# predicate the text does not match scores as the best text match of a predicate not
+# asked for.
+INTENT_WEIGHT = 0.5
 
 # Snowball's English stop words, the list PostgreSQL's 'english' configuration drops
 # (tsearch_data/english.stop): SQLite's FTS5 has none, so the question loses the same.
@@ -119,6 +134,13 @@ class RankedFact(FactView):
     score: float
 
 
+def combined_score(text: float, best: float, intent: float) -> float:
+    """A fact's score (0 to 1) from its text's, the question's best text score and its
+    predicate's intent (0 to 1)."""
+    relative = text / best if best > 0 else 0.0
+    return (1 - INTENT_WEIGHT) * relative + INTENT_WEIGHT * intent
+
+
 def _order(fact: RankedFact) -> tuple[float, str]:
     return (-fact.score, str(fact.id))
 
@@ -147,11 +169,16 @@ def ranked_facts(
     known_at = known_at or timezone.now()
     valid_at = valid_at or known_at
     scores = fact_scores(project_pk=project.pk, subject_id=subject_id, query=query)
-    if not scores:
+    intent = question_intent(query)
+    if not scores and not intent:
         return FactPage([])
+    # The facts the text matches, and the subject's facts of the predicates asked for.
+    wanted = Q(fact_id__in=list(scores)) | Q(
+        predicate__in=list(intent), subject__external_id=subject_id, subject__erased_at__isnull=True
+    )
     versions = (
         FactVersion.objects.for_project(project)
-        .filter(fact_id__in=list(scores), fact__erased_at__isnull=True)
+        .filter(wanted, fact__erased_at__isnull=True)
         .filter(known_from__lte=known_at, valid_from__lte=valid_at)
         .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
@@ -159,13 +186,16 @@ def ranked_facts(
     )
     if predicate:
         versions = versions.filter(predicate=predicate)
+    # The database filter is inclusive on both ends; the interval rules are exact.
+    shown = [
+        version
+        for version in versions
+        if version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
+    ]
+    # The best text match among the facts shown, so a fact filtered out sets no scale.
+    best = max((scores.get(version.fact_id, 0.0) for version in shown), default=0.0)
     ranked = []
-    for version in versions:
-        # The database filter is inclusive on both ends; the interval rules are exact.
-        if not (
-            version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
-        ):
-            continue
+    for version in shown:
         view = fact_view(version, known_at=known_at if as_of_known else None)
         ranked.append(
             RankedFact(
@@ -174,7 +204,9 @@ def ranked_facts(
                 view.status,
                 view.known,
                 view.retraction,
-                score=scores[version.fact_id],
+                score=combined_score(
+                    scores.get(version.fact_id, 0.0), best, intent.get(version.predicate, 0.0)
+                ),
             )
         )
     ranked.sort(key=_order)
@@ -189,9 +221,11 @@ def ranked_facts(
 
 __all__ = [
     "ENGLISH_STOP_WORDS",
+    "INTENT_WEIGHT",
     "RANKED_DEFAULT_LIMIT",
     "RANKED_MAX_LIMIT",
     "RankedFact",
+    "combined_score",
     "fact_scores",
     "fts5_question",
     "ranked_facts",

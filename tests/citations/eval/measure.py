@@ -1,7 +1,8 @@
 """Measure the built-in extractor on the evaluation set: precision and recall per predicate.
 
 ``python -m tests.citations.eval.measure`` prints the table (Markdown, as in
-bench/README.md); ``--misses`` lists every wrong or missed fact as well.
+bench/README.md); ``--misses`` lists every wrong or missed fact as well; ``--held-out``
+measures the held-out conversations (conversations_2.json) instead, for information.
 
 The set (conversations.json, sentences.json, described in README.md here) was written
 apart from the rule corpus (tests/citations/corpus), before the rules that read everyday
@@ -60,14 +61,19 @@ def sentences() -> dict:
     return json.loads(SENTENCES.read_text(encoding="utf-8"))
 
 
-def items() -> list[Item]:
-    """Every labelled item: the conversations' user messages in order, then the sentences."""
-    found = [
+def conversation_items(path: Path = CONVERSATIONS) -> list[Item]:
+    """The conversations' user messages in order, each a labelled item."""
+    return [
         Item(m["text"], datetime.fromisoformat(m["at"]), _pairs(m["facts"]), c["id"])
-        for c in conversations()
+        for c in conversations(path)
         for m in c["messages"]
         if m["role"] == "user"
     ]
+
+
+def items() -> list[Item]:
+    """Every labelled item: the conversations' user messages in order, then the sentences."""
+    found = conversation_items()
     standalone = sentences()
     sent = datetime.fromisoformat(standalone["sent"])
     found += [Item(s["text"], sent, _pairs(s["facts"])) for s in standalone["sentences"]]
@@ -147,7 +153,12 @@ def table(score: EvalScore) -> str:
 
 
 if __name__ == "__main__":
-    result = measure()
-    print(table(result))
+    if "--held-out" in sys.argv:
+        result = measure(conversation_items(HELD_OUT))
+        print(f"Held-out conversations ({result.items} user messages):")
+        print(corpus_table(result))
+    else:
+        result = measure()
+        print(table(result))
     if "--misses" in sys.argv:
         print("\n".join(["", *result.misses]))
