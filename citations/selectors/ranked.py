@@ -28,8 +28,10 @@ predicate they point to gets an intent from 0 to 1. A fact's score is
 best text score among the facts shown for this question: the text counts by how
 near it comes to the best match, which is the same on either database (bm25 and
 ``ts_rank_cd`` score on scales of their own, so an absolute text score would weigh the
-intent differently on each). So "where is he from?", stop words only, still finds
-``from``; and a fact the text does not match is found when its predicate is asked for.
+intent differently on each). The subject's facts of the predicates asked for are a
+second branch of the search statement (``UNION ALL``, on the fact table's index on
+subject and predicate), so a fact the text does not match is found when its predicate
+is asked for: "where is he from?", stop words only, finds ``from``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -106,24 +109,58 @@ def fts5_question(query: str) -> str:
     return " OR ".join(f'"{word}"' for word in words)
 
 
-def fact_scores(*, project_pk: int, subject_id: str, query: str) -> dict[uuid.UUID, float]:
-    """Each fact of the subject (by its client ID) that matches the question, with its
-    score from 0 to 1; none for an unknown or erased subject."""
+# The subject's facts of the predicates the question asks for (its intent), scored 0 by
+# the text: one more branch of the same statement, on the fact table's index on
+# (subject, predicate, value_key).
+_ASKED_FOR = """
+SELECT fact.id, 0 FROM citations_fact AS fact
+WHERE fact.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(project)s
+        AND external_id = %(subject)s AND erased_at IS NULL)
+    AND fact.erased_at IS NULL AND fact.predicate IN ({predicates})
+"""
+
+
+def search_statement(
+    query: str, predicates: Iterable[str] = (), *, project_pk: int, subject_id: str
+) -> tuple[str, dict[str, Any]] | None:
+    """The statement that finds the facts a question reaches, and its parameters: the
+    text's matches with their rank, and the facts of ``predicates`` (rank 0); None when
+    the question reaches nothing."""
+    params: dict[str, Any] = {"project": project_pk, "subject": subject_id}
+    parts = []
     if connection.vendor == "postgresql":
-        sql, question = _PG_SCORES, query
-    else:
-        sql, question = _SQLITE_SCORES, fts5_question(query)
-        if not question:
-            return {}
+        parts.append(_PG_SCORES)
+        params["question"] = query
+    elif question := fts5_question(query):
+        parts.append(_SQLITE_SCORES)
+        params["question"] = question
+    names = sorted(predicates)
+    if names:
+        params |= {f"p{index}": name for index, name in enumerate(names)}
+        listed = ", ".join(f"%(p{index})s" for index in range(len(names)))
+        parts.append(_ASKED_FOR.format(predicates=listed))
+    return ("UNION ALL".join(parts), params) if parts else None
+
+
+def fact_scores(
+    *, project_pk: int, subject_id: str, query: str, predicates: Iterable[str] = ()
+) -> dict[uuid.UUID, float]:
+    """Each fact of the subject (by its client ID) that matches the question, with its
+    score from 0 to 1, and each of its facts of ``predicates`` (0 unless the text matches
+    it too); none for an unknown or erased subject."""
+    statement = search_statement(query, predicates, project_pk=project_pk, subject_id=subject_id)
+    if statement is None:
+        return {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"question": question, "project": project_pk, "subject": subject_id})
+        cursor.execute(*statement)
         rows = cursor.fetchall()
-    scores = {}
+    scores: dict[uuid.UUID, float] = {}
     for fact_id, rank in rows:
         rank = max(float(rank), 0.0)
         # SQLite hands the UUID back as its 32 hex digits.
         key = fact_id if isinstance(fact_id, uuid.UUID) else uuid.UUID(fact_id)
-        scores[key] = rank if connection.vendor == "postgresql" else rank / (rank + 1)
+        score = rank if connection.vendor == "postgresql" else rank / (rank + 1)
+        scores[key] = max(score, scores.get(key, 0.0))
     return scores
 
 
@@ -168,17 +205,15 @@ def ranked_facts(
     as_of_known = known_at is not None
     known_at = known_at or timezone.now()
     valid_at = valid_at or known_at
-    scores = fact_scores(project_pk=project.pk, subject_id=subject_id, query=query)
     intent = question_intent(query)
-    if not scores and not intent:
-        return FactPage([])
-    # The facts the text matches, and the subject's facts of the predicates asked for.
-    wanted = Q(fact_id__in=list(scores)) | Q(
-        predicate__in=list(intent), subject__external_id=subject_id, subject__erased_at__isnull=True
+    scores = fact_scores(
+        project_pk=project.pk, subject_id=subject_id, query=query, predicates=intent
     )
+    if not scores:
+        return FactPage([])
     versions = (
         FactVersion.objects.for_project(project)
-        .filter(wanted, fact__erased_at__isnull=True)
+        .filter(fact_id__in=list(scores), fact__erased_at__isnull=True)
         .filter(known_from__lte=known_at, valid_from__lte=valid_at)
         .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
@@ -229,4 +264,5 @@ __all__ = [
     "fact_scores",
     "fts5_question",
     "ranked_facts",
+    "search_statement",
 ]
