@@ -9,9 +9,13 @@ through the recall selector with ``query``; the figures are printed (``-s``) and
   intent and not tuned on): recall@3 at least 0.58, its figure when that ranking came
   (33 of 56; the extractor stores the answering fact for 34), and the ranking finds at
   least nine in ten of the answering facts that are stored.
+
+README.md quotes both figures; the tests fail when the quote is not the measurement.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +24,13 @@ from tests.citations.eval.recall import RecallScore, ingest_all, recall_at_3
 from tests.citations.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db(transaction=False)
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def _quoted(score: RecallScore) -> str:
+    """The figure as README.md quotes it: "0.922 (83/90)"."""
+    return f"{score.recall_at_3():.3f} ({score.hits}/{score.questions})"
 
 
 def _report(name: str, score: RecallScore) -> str:
@@ -41,6 +52,8 @@ def test_recall_at_3_over_the_first_set_is_at_least_09():
     assert score.questions >= 80
     assert score.stored >= 0.9 * score.questions, "\n".join(score.not_stored)
     assert score.recall_at_3() >= 0.9, misses
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"answering fact is {_quoted(score)} over the evaluation set" in readme
 
 
 def test_recall_at_3_over_the_held_out_set_holds_its_figure():
@@ -51,3 +64,6 @@ def test_recall_at_3_over_the_held_out_set_holds_its_figure():
     assert score.questions >= 50
     assert score.hits >= 0.9 * score.stored, misses
     assert score.recall_at_3() >= 0.58, misses
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"and {_quoted(score)} on a second, held-out set" in readme
+    assert f"answering fact for {score.stored} of the {score.questions} questions" in readme
