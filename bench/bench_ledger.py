@@ -345,16 +345,20 @@ QUESTION = "where does she live now?"
 
 
 def _ranked_plan(project_pk: int, subject: str) -> str:
-    """EXPLAIN ANALYZE of a ranked recall's search statement for one subject."""
+    """EXPLAIN ANALYZE of a ranked recall's search statement for one subject: the text's
+    matches and, "where" asking for places, the subject's facts of those predicates."""
     from django.db import connection
 
-    from citations.selectors.ranked import _PG_SCORES
+    from citations.selectors.ranked import search_statement
+    from citations.vocabulary import question_intent
 
+    statement = search_statement(
+        QUESTION, question_intent(QUESTION), project_pk=project_pk, subject_id=subject
+    )
+    assert statement is not None
+    sql, params = statement
     with connection.cursor() as cursor:
-        cursor.execute(
-            "EXPLAIN (ANALYZE, BUFFERS) " + _PG_SCORES,
-            {"question": QUESTION, "project": project_pk, "subject": subject},
-        )
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
@@ -447,6 +451,7 @@ def main() -> None:
         plan = _ranked_plan(project.pk, rng.choice(subjects))
         print("ranked recall's search, EXPLAIN ANALYZE:\n  " + plan.replace("\n", "\n  "))
         assert SEARCH_INDEX in plan, "the ranked search does not use the GIN index"
+        assert "Seq Scan" not in plan, "a branch of the ranked search reads a whole table"
 
         raw = stack.enter_context(_floor_connection())
         print(

@@ -6,13 +6,14 @@ predicate's vocabulary too: the predicate's name as words, its description and i
 synonyms. The built-ins' synonyms are below; a declared predicate brings its own
 (``POST /v1/predicates`` ``synonyms``).
 
-Migration 0012 compiles this table into the database's index triggers, so a change
+Migration 0014 compiles this table into the database's index triggers, so a change
 here takes a migration that re-creates them (and re-indexes the facts).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 
 from citations.extract.predicates import BUILTIN_PREDICATES
 
@@ -130,3 +131,68 @@ def builtin_vocabularies() -> dict[str, str]:
         p.name: predicate_vocabulary(p.name, p.description, BUILTIN_SYNONYMS.get(p.name, ()))
         for p in BUILTIN_PREDICATES
     }
+
+
+# What a question asks for, read from its question words: the words full-text search
+# drops as stop words ("where is he from?" has no other word), so the index cannot see
+# them. Each pattern is matched against the question's words, lower case, one space
+# apart ("where's" reads "where s"); a match says which predicates answer such a
+# question, each with how squarely (0 to 1). The patterns go from general to specific:
+# a later match replaces the weights of the predicates it names ("where … from" puts the
+# origin above the home "where" put first). Ranked recall (citations.selectors.ranked)
+# adds this to the text's score, the same way on either database; nothing here is per
+# question or per subject.
+QUESTION_INTENTS: tuple[tuple[str, Mapping[str, float]], ...] = (
+    # "where": a place: where one lives first, then the other places a person has.
+    (
+        r"\bwhere\b",
+        {
+            "lives_in": 1.0,
+            "from": 0.7,
+            "born_in": 0.7,
+            "works_at": 0.6,
+            "studies_at": 0.6,
+            "lived_in": 0.5,
+            "worked_at": 0.5,
+        },
+    ),
+    # "who": a person.
+    (
+        r"\bwho\b",
+        {"has_partner": 1.0, "has_child": 0.8, "has_sibling": 0.8, "name": 0.7, "works_at": 0.5},
+    ),
+    # "does she have …": something a person has.
+    (
+        r"\b(do|does|did) \w+ have\b",
+        {"has_pet": 0.6, "has_child": 0.6, "has_sibling": 0.6, "has_partner": 0.6},
+    ),
+    # A question in the past asks for a past state before a present one.
+    (
+        r"\b(did|before|previously|formerly|used to)\b",
+        {"lived_in": 0.9, "worked_at": 0.9, "born_in": 0.6, "lives_in": 0.5, "works_at": 0.4},
+    ),
+    # "where … from", "where … originally": an origin.
+    (r"\bwhere\b.*\b(from|originally)\b", {"from": 1.0, "born_in": 0.9, "lives_in": 0.4}),
+    # "when": a date; "how old": an age.
+    (r"\bwhen\b", {"birthday": 1.0, "born_on": 1.0}),
+    (r"\bhow old\b", {"born_on": 1.0, "birthday": 0.6}),
+    # "what does she do?", "what … do for a living / for work", "what work": an occupation
+    # (not "what does she like to do?": "to do" is no verb of its own).
+    (r"\bwhat\b.*(?<!\bto )\bdo\b( for\b|$)", {"job_title": 1.0, "works_at": 0.6}),
+    (r"\bwhat (work|job|kind of work)\b", {"job_title": 1.0, "works_at": 0.6}),
+    # "how" (not "how old", "how many", "how much"): a manner, a preference.
+    (r"\bhow\b(?! (old|many|much)\b)", {"prefers": 1.0, "accessibility_need": 0.4}),
+)
+
+_WORDS = re.compile(r"\w+")
+_INTENTS = tuple((re.compile(pattern), weights) for pattern, weights in QUESTION_INTENTS)
+
+
+def question_intent(question: str) -> dict[str, float]:
+    """The built-in predicates a question's words ask for, each with its weight (0 to 1)."""
+    words = " ".join(_WORDS.findall(question.lower()))
+    intent: dict[str, float] = {}
+    for pattern, weights in _INTENTS:
+        if pattern.search(words):
+            intent.update(weights)
+    return intent

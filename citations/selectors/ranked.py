@@ -20,6 +20,18 @@ too, would have to be in the fact):
 Both ranks are turned into a score from 0 to 1 as ``rank / (rank + 1)`` (PostgreSQL's
 normalisation 32; for SQLite ``rank`` is ``-bm25``), so a higher score is a better match
 and the same question gives comparable scores on either database.
+
+The question words the search drops ("where", "who", "when", "how", "what … do") say
+what kind of fact is asked for (citations.vocabulary ``question_intent``): each
+predicate they point to gets an intent from 0 to 1. A fact's score is
+``(1 - INTENT_WEIGHT) * text / best + INTENT_WEIGHT * intent``, where ``best`` is the
+best text score among the facts shown for this question: the text counts by how
+near it comes to the best match, which is the same on either database (bm25 and
+``ts_rank_cd`` score on scales of their own, so an absolute text score would weigh the
+intent differently on each). The subject's facts of the predicates asked for are a
+second branch of the search statement (``UNION ALL``, on the fact table's index on
+subject and predicate), so a fact the text does not match is found when its predicate
+is asked for: "where is he from?", stop words only, finds ``from``.
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -38,9 +51,14 @@ from django.utils import timezone
 from citations.cursor import BadCursor, next_page, position_after
 from citations.models import FactVersion, Project
 from citations.selectors.fact_views import FactPage, FactView, bad_after, fact_view, iso_utc
+from citations.vocabulary import question_intent
 
 RANKED_DEFAULT_LIMIT = 20
 RANKED_MAX_LIMIT = 100
+# How much the question's intent counts beside the text: a fact of a fully asked-for
+# predicate the text does not match scores as the best text match of a predicate not
+# asked for.
+INTENT_WEIGHT = 0.5
 
 # Snowball's English stop words, the list PostgreSQL's 'english' configuration drops
 # (tsearch_data/english.stop): SQLite's FTS5 has none, so the question loses the same.
@@ -91,24 +109,58 @@ def fts5_question(query: str) -> str:
     return " OR ".join(f'"{word}"' for word in words)
 
 
-def fact_scores(*, project_pk: int, subject_id: str, query: str) -> dict[uuid.UUID, float]:
-    """Each fact of the subject (by its client ID) that matches the question, with its
-    score from 0 to 1; none for an unknown or erased subject."""
+# The subject's facts of the predicates the question asks for (its intent), scored 0 by
+# the text: one more branch of the same statement, on the fact table's index on
+# (subject, predicate, value_key).
+_ASKED_FOR = """
+SELECT fact.id, 0 FROM citations_fact AS fact
+WHERE fact.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(project)s
+        AND external_id = %(subject)s AND erased_at IS NULL)
+    AND fact.erased_at IS NULL AND fact.predicate IN ({predicates})
+"""
+
+
+def search_statement(
+    query: str, predicates: Iterable[str] = (), *, project_pk: int, subject_id: str
+) -> tuple[str, dict[str, Any]] | None:
+    """The statement that finds the facts a question reaches, and its parameters: the
+    text's matches with their rank, and the facts of ``predicates`` (rank 0); None when
+    the question reaches nothing."""
+    params: dict[str, Any] = {"project": project_pk, "subject": subject_id}
+    parts = []
     if connection.vendor == "postgresql":
-        sql, question = _PG_SCORES, query
-    else:
-        sql, question = _SQLITE_SCORES, fts5_question(query)
-        if not question:
-            return {}
+        parts.append(_PG_SCORES)
+        params["question"] = query
+    elif question := fts5_question(query):
+        parts.append(_SQLITE_SCORES)
+        params["question"] = question
+    names = sorted(predicates)
+    if names:
+        params |= {f"p{index}": name for index, name in enumerate(names)}
+        listed = ", ".join(f"%(p{index})s" for index in range(len(names)))
+        parts.append(_ASKED_FOR.format(predicates=listed))
+    return ("UNION ALL".join(parts), params) if parts else None
+
+
+def fact_scores(
+    *, project_pk: int, subject_id: str, query: str, predicates: Iterable[str] = ()
+) -> dict[uuid.UUID, float]:
+    """Each fact of the subject (by its client ID) that matches the question, with its
+    score from 0 to 1, and each of its facts of ``predicates`` (0 unless the text matches
+    it too); none for an unknown or erased subject."""
+    statement = search_statement(query, predicates, project_pk=project_pk, subject_id=subject_id)
+    if statement is None:
+        return {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"question": question, "project": project_pk, "subject": subject_id})
+        cursor.execute(*statement)
         rows = cursor.fetchall()
-    scores = {}
+    scores: dict[uuid.UUID, float] = {}
     for fact_id, rank in rows:
         rank = max(float(rank), 0.0)
         # SQLite hands the UUID back as its 32 hex digits.
         key = fact_id if isinstance(fact_id, uuid.UUID) else uuid.UUID(fact_id)
-        scores[key] = rank if connection.vendor == "postgresql" else rank / (rank + 1)
+        score = rank if connection.vendor == "postgresql" else rank / (rank + 1)
+        scores[key] = max(score, scores.get(key, 0.0))
     return scores
 
 
@@ -117,6 +169,13 @@ class RankedFact(FactView):
     """A fact as recall shows it, with how well it matches the question (0 to 1)."""
 
     score: float
+
+
+def combined_score(text: float, best: float, intent: float) -> float:
+    """A fact's score (0 to 1) from its text's, the question's best text score and its
+    predicate's intent (0 to 1)."""
+    relative = text / best if best > 0 else 0.0
+    return (1 - INTENT_WEIGHT) * relative + INTENT_WEIGHT * intent
 
 
 def _order(fact: RankedFact) -> tuple[float, str]:
@@ -146,7 +205,10 @@ def ranked_facts(
     as_of_known = known_at is not None
     known_at = known_at or timezone.now()
     valid_at = valid_at or known_at
-    scores = fact_scores(project_pk=project.pk, subject_id=subject_id, query=query)
+    intent = question_intent(query)
+    scores = fact_scores(
+        project_pk=project.pk, subject_id=subject_id, query=query, predicates=intent
+    )
     if not scores:
         return FactPage([])
     versions = (
@@ -159,13 +221,16 @@ def ranked_facts(
     )
     if predicate:
         versions = versions.filter(predicate=predicate)
+    # The database filter is inclusive on both ends; the interval rules are exact.
+    shown = [
+        version
+        for version in versions
+        if version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
+    ]
+    # The best text match among the facts shown, so a fact filtered out sets no scale.
+    best = max((scores.get(version.fact_id, 0.0) for version in shown), default=0.0)
     ranked = []
-    for version in versions:
-        # The database filter is inclusive on both ends; the interval rules are exact.
-        if not (
-            version.valid_interval.contains(valid_at) and version.known_interval.contains(known_at)
-        ):
-            continue
+    for version in shown:
         view = fact_view(version, known_at=known_at if as_of_known else None)
         ranked.append(
             RankedFact(
@@ -174,7 +239,9 @@ def ranked_facts(
                 view.status,
                 view.known,
                 view.retraction,
-                score=scores[version.fact_id],
+                score=combined_score(
+                    scores.get(version.fact_id, 0.0), best, intent.get(version.predicate, 0.0)
+                ),
             )
         )
     ranked.sort(key=_order)
@@ -189,10 +256,13 @@ def ranked_facts(
 
 __all__ = [
     "ENGLISH_STOP_WORDS",
+    "INTENT_WEIGHT",
     "RANKED_DEFAULT_LIMIT",
     "RANKED_MAX_LIMIT",
     "RankedFact",
+    "combined_score",
     "fact_scores",
     "fts5_question",
     "ranked_facts",
+    "search_statement",
 ]

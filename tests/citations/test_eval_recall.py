@@ -1,30 +1,69 @@
-"""Recall@3 of the answering fact over the evaluation set's questions (tests/citations/eval).
+"""Recall@3 of the answering fact over the evaluation sets' questions (tests/citations/eval).
 
 The harness ingests every conversation through the ingest service and asks each question
-through the recall selector with ``query``. The figure is printed (``-s``); what is
-asserted here is that the set reaches the ledger: the answering fact of nine questions in
-ten is a current fact once its conversation is ingested (corrections and moves applied).
-Ranked recall (issue 36 goal 1) turns the printed recall@3 into its own threshold.
+through the recall selector with ``query``; the figures are printed (``-s``) and held:
+
+- the first set (conversations.json): recall@3 at least 0.9 (issue 36), and the answering
+  fact current for nine questions in ten once its conversation is ingested;
+- the held-out set (conversations_2.json, written before recall ranked by the question's
+  intent and not tuned on): recall@3 at least 0.58, its figure when that ranking came
+  (33 of 56; the extractor stores the answering fact for 34), and the ranking finds at
+  least nine in ten of the answering facts that are stored.
+
+README.md quotes both figures; the tests fail when the quote is not the measurement.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.citations.eval.recall import ingest_all, recall_at_3
+from tests.citations.eval.measure import HELD_OUT
+from tests.citations.eval.recall import RecallScore, ingest_all, recall_at_3
 from tests.citations.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db(transaction=False)
 
+README = Path(__file__).parents[2] / "README.md"
 
-def test_the_answering_facts_are_current_after_ingest_and_recall_at_3_is_reported():
+
+def _quoted(score: RecallScore) -> str:
+    """The figure as README.md quotes it: "0.922 (83/90)"."""
+    return f"{score.recall_at_3():.3f} ({score.hits}/{score.questions})"
+
+
+def _report(name: str, score: RecallScore) -> str:
+    print(
+        f"\n{name} recall@3 {score.recall_at_3():.3f} ({score.hits}/{score.questions}); "
+        f"answering fact current for {score.stored}"
+    )
+    print("\n".join(["answering fact not current:", *score.not_stored]))
+    ranking = [miss for miss in score.misses if miss not in score.not_stored]
+    print("\n".join(["stored but ranked below third:", *ranking]))
+    return "\n".join(score.misses)
+
+
+def test_recall_at_3_over_the_first_set_is_at_least_09():
     project = ProjectFactory()
     ingest_all(project)
     score = recall_at_3(project)
-    print(
-        f"\nrecall@3 {score.recall_at_3():.3f} over {score.questions} questions; "
-        f"answering fact current for {score.stored}"
-    )
+    misses = _report("first set", score)
     assert score.questions >= 80
-    print("\n".join(["answering fact not current:", *score.not_stored]))
     assert score.stored >= 0.9 * score.questions, "\n".join(score.not_stored)
+    assert score.recall_at_3() >= 0.9, misses
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"answering fact is {_quoted(score)} over the evaluation set" in readme
+
+
+def test_recall_at_3_over_the_held_out_set_holds_its_figure():
+    project = ProjectFactory()
+    ingest_all(project, HELD_OUT)
+    score = recall_at_3(project, HELD_OUT)
+    misses = _report("held-out set", score)
+    assert score.questions >= 50
+    assert score.hits >= 0.9 * score.stored, misses
+    assert score.recall_at_3() >= 0.58, misses
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"and {_quoted(score)} on a second, held-out set" in readme
+    assert f"answering fact for {score.stored} of the {score.questions} questions" in readme

@@ -12,6 +12,7 @@ from citations.extract.predicates import BUILTIN_NAMES
 from tests.citations.corpus.measure import compact_table
 from tests.citations.corpus.measure import load as corpus_rows
 from tests.citations.eval.measure import (
+    HELD_OUT,
     Item,
     all_texts,
     conversations,
@@ -96,3 +97,22 @@ def test_the_readme_quotes_the_evaluation_figures():
     published = readme[start : readme.index("\n<!-- /eval-compact -->")]
     assert published == compact_table(SCORE)
     assert "precision is\n1.000 and its recall 0.969" not in readme
+
+
+def test_the_held_out_set_is_apart_from_the_corpus_and_the_first_set_and_well_formed():
+    held_out = conversations(HELD_OUT)
+    seen = {_normal(row["text"]) for row in corpus_rows()} | {_normal(t) for t in all_texts()}
+    texts = [m["text"] for c in held_out for m in c["messages"]]
+    assert [text for text in texts if _normal(text) in seen] == []
+    assert len(held_out) >= 6
+    assert sum(len(c["questions"]) for c in held_out) >= 50
+    first = {c["subject"] for c in conversations()}
+    assert first.isdisjoint(c["subject"] for c in held_out)
+    first_questions = {_normal(q["question"]) for c in conversations() for q in c["questions"]}
+    for conversation in held_out:
+        labelled = {tuple(f) for m in conversation["messages"] for f in m.get("facts", [])}
+        for question in conversation["questions"]:
+            assert _normal(question["question"]) not in first_questions, question
+            answer = question["answer"]
+            assert answer["predicate"] in BUILTIN_NAMES
+            assert (answer["predicate"], answer["value"]) in labelled, question

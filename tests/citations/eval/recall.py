@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from citations.extract.extractor import value_key
 from citations.models import Project
 from citations.selectors.facts import FactView, recalled_facts
 from citations.services.ingest import MessageIn, observations_ingest
-from tests.citations.eval.measure import conversations
+from tests.citations.eval.measure import CONVERSATIONS, conversations
 
 
 @dataclass
@@ -30,8 +31,8 @@ class RecallScore:
         return self.hits / self.questions if self.questions else 0.0
 
 
-def ingest_all(project: Project) -> None:
-    for conversation in conversations():
+def ingest_all(project: Project, path: Path = CONVERSATIONS) -> None:
+    for conversation in conversations(path):
         messages = [
             MessageIn(m["id"], m["role"], m["text"], datetime.fromisoformat(m["at"]))
             for m in conversation["messages"]
@@ -46,9 +47,9 @@ def ingest_all(project: Project) -> None:
             )
 
 
-def recall_at_3(project: Project) -> RecallScore:
+def recall_at_3(project: Project, path: Path = CONVERSATIONS) -> RecallScore:
     score = RecallScore()
-    for conversation in conversations():
+    for conversation in conversations(path):
         subject = conversation["subject"]
         every = recalled_facts(project=project, subject_id=subject, limit=100).facts
         for question in conversation["questions"]:
