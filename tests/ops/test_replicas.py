@@ -203,9 +203,7 @@ def _export(base, token, subject) -> list[dict]:
     return lines
 
 
-def test_the_subject_export_reads_the_primary_until_replayed_then_the_replica(
-    replica, service
-):
+def test_the_subject_export_reads_the_primary_until_replayed_then_the_replica(replica, service):
     base, env = service
     token = _project_token(env)
     # Messages are read by the export alone among the routes here: the replica's scans of
