@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -28,6 +28,8 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from attest.errors import cache_outages
 
 logger = logging.getLogger("attest.replicas")
+
+T = TypeVar("T")
 
 # The alias the current replica_reads block reads from (None outside one: the primary).
 _reading_from: ContextVar[str | None] = ContextVar("replica_reading_from", default=None)
@@ -115,6 +117,28 @@ def replica_reads(scope: str | None) -> Iterator[str]:
         yield alias
     finally:
         _reading_from.reset(token)
+
+
+def replica_stream(scope: str | None, items: Generator[T, None, None]) -> Iterator[T]:
+    """A streamed read (``items``, a generator not yet started) as a ``replica_reads``
+    block: the replica is chosen once, before the first item, and the generator's reads go
+    there only while it makes an item. Between items the caller's code (the view, the
+    middleware, the server writing the item out) reads the primary as anywhere else, which
+    ``replica_reads`` entered inside the generator itself would not give: its choice would
+    stay set in the caller's context from one item to the next."""
+    alias = _reading_from.get() or serving_replica(scope) or DEFAULT_DB_ALIAS
+    try:
+        while True:
+            token = _reading_from.set(alias)
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+            finally:
+                _reading_from.reset(token)
+            yield item
+    finally:
+        items.close()  # a stream cut short ends its transaction now, not when collected
 
 
 def reading_from() -> str:

@@ -1,14 +1,17 @@
-"""Resolve and recall throughput with one streaming replica against the primary alone.
+"""Resolve and recall throughput on the tested deployment with one streaming replica against
+the primary alone.
 
 Needs PostgreSQL (``DATABASE_URL``, whose server is used as the primary; a scratch database
-is made beside it and dropped after), Redis (``CACHE_URL``) and root (the replica's
-postgres runs as the postgres user; see tests/ops/replica.py). Two gunicorn instances
-(``BENCH_REPLICAS_WORKERS`` workers, 2) serve the same database, one with
-``DATABASE_REPLICA_URLS`` and one without; a project of ``BENCH_REPLICAS_SUBJECTS``
-subjects (100) is ingested and left to replicate, then rounds of
-``BENCH_REPLICAS_REQUESTS`` (400) resolves and recalls, 8 at a time, go to each in turn
-(``BENCH_REPLICAS_ROUNDS``, 3). Prints requests per second per round's median and how
-many of them the replica served (its own pg_stat), with the load average.
+is made beside it and dropped after), Redis (``CACHE_URL``), HAProxy and root (the
+replica's postgres runs as the postgres user; see tests/ops/replica.py). Two deployments
+of docs/operations.md (tests/ops/topology.py: HAProxy in front of two 2-worker gunicorn
+instances with `make run`'s flags and hooks) serve the same database, one whose instances
+read from the replica (``DATABASE_REPLICA_URLS``) and one whose instances do not; a
+project of ``BENCH_REPLICAS_SUBJECTS`` subjects (100) is ingested and left to replicate,
+then rounds of ``BENCH_REPLICAS_REQUESTS`` (400) resolves and recalls, 8 at a time, go
+through each balancer in turn (``BENCH_REPLICAS_ROUNDS``, 3). Prints requests per second
+per round's median and how many table scans the replica served (its own pg_stat), with
+the load average.
 
 ``python -m bench replicas``.
 """
@@ -16,6 +19,7 @@ many of them the replica served (its own pg_stat), with the load average.
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,7 +34,6 @@ import httpx
 import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKERS = int(os.environ.get("BENCH_REPLICAS_WORKERS", "2"))
 SUBJECTS = int(os.environ.get("BENCH_REPLICAS_SUBJECTS", "100"))
 REQUESTS = int(os.environ.get("BENCH_REPLICAS_REQUESTS", "400"))
 ROUNDS = int(os.environ.get("BENCH_REPLICAS_ROUNDS", "3"))
@@ -47,8 +50,9 @@ def _reads(replica, database: str) -> int:
 
 
 def main() -> None:
-    from tests.live_service import gunicorn, migrate, server_env
+    from tests.live_service import migrate, server_env
     from tests.ops.replica import StreamingReplica, replica_unavailable
+    from tests.ops.topology import Topology, makefile_flags
 
     url = urlsplit(os.environ.get("DATABASE_URL", ""))
     if not url.scheme.startswith("postgres") or not os.environ.get("CACHE_URL", "").startswith(
@@ -66,6 +70,9 @@ def main() -> None:
     why = replica_unavailable({**primary, "NAME": "postgres"})
     if why:
         print(f"skipped: {why}")
+        return
+    if shutil.which("haproxy") is None:
+        print("skipped: needs HAProxy (Debian's haproxy package)")
         return
     admin = psycopg.connect(
         host=primary["HOST"],
@@ -103,11 +110,25 @@ def main() -> None:
         ).stdout.split()[-1]
         replica = StreamingReplica(primary).start()
         stack.callback(replica.remove)
-        with_replica = {**env, "DATABASE_REPLICA_URLS": replica.url(primary["NAME"])}
-        servers = {
-            "primary alone": stack.enter_context(gunicorn(env, workers=WORKERS, threads=1)),
-            "one replica": stack.enter_context(gunicorn(with_replica, workers=WORKERS, threads=1)),
+        flags = [*makefile_flags("GUNICORN_LIMITS"), *makefile_flags("GUNICORN_HOOKS")]
+        shared = {
+            "CACHE_URL": env["CACHE_URL"],
+            "SECRET_KEY": env["SECRET_KEY"],
+            "ATTEST_SIGNING_KEYS": str(Path(scratch) / "signing_keys"),
+            "ATTEST_LEDGER_RATE": env["ATTEST_LEDGER_RATE"],
         }
+        servers = {}
+        for name, reads in (("primary alone", False), ("one replica", True)):
+            tmp = Path(tempfile.mkdtemp(dir=scratch))
+            deployment = Topology(
+                replica=replica,
+                tmp=tmp,
+                settings=shared,
+                gunicorn_flags=flags,
+                read_from_replica=reads,
+            )
+            stack.callback(deployment.stop)
+            servers[name] = deployment.start().url
         auth = {"Authorization": f"Bearer {token}"}
         fact_ids = []
         with httpx.Client(timeout=60) as client:

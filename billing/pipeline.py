@@ -35,6 +35,7 @@ from rest_framework.serializers import Serializer
 
 from attest.errors import AttestError
 from attest.rendering import rendered
+from attest.tracing import traced_step
 from billing import charging
 from billing.client_ip import client_ip
 from billing.pricing import PricedRoute
@@ -199,5 +200,6 @@ def _charge(
     response = view.finalize_response(request, response, *args, **kwargs)
     response.render()
     # Any failure here raises before the body leaves: the answer is held until settled.
-    answer = call_settle_paid(call=call, rendered=RenderedAnswer.from_response(response))
+    with traced_step("billing.settle", {"attest.route": call.route.name}):
+        answer = call_settle_paid(call=call, rendered=RenderedAnswer.from_response(response))
     return answer_response(answer, legacy_header=call.payment.legacy_header)

@@ -10,7 +10,9 @@ never exported.
 Memory stays flat however large the subject: rows come from the database in chunks
 (a server-side cursor on PostgreSQL) and each line is written as soon as it is built.
 All of it is read in one transaction: REPEATABLE READ on PostgreSQL, a deferred read
-transaction on SQLite (WAL keeps its snapshot and lets writers go on).
+transaction on SQLite (WAL keeps its snapshot and lets writers go on). Like the ledger's
+other reads, it comes from a read replica that has replayed the project's last write, when
+there is one (attest.replicas).
 """
 
 from __future__ import annotations
@@ -18,17 +20,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import connections, models, transaction
 from django.db.models import F
 from django.db.models.functions import Substr
 from django.utils import timezone
 
 from attest.errors import NotFound, client_code
+from attest.replicas import reading_from, replica_stream
 from citations.models import (
     Evidence,
     EvidenceKind,
@@ -56,20 +59,23 @@ LINE_TYPES = ("subject", "observation", "fact", "evidence", "retraction", "gener
 
 @contextmanager
 def export_snapshot() -> Iterator[None]:
-    """One read transaction that sees a single committed state for the whole stream."""
+    """One read transaction that sees a single committed state for the whole stream, on the
+    database the stream reads from (a replica inside ``replica_stream``)."""
+    alias = reading_from()
+    connection = connections[alias]
     if connection.vendor == "sqlite" and not connection.in_atomic_block:
         connection.ensure_connection()
         mode = getattr(connection, "transaction_mode", None)
         # django-stubs lacks SQLite's transaction_mode (Django 5.1), hence the ignores.
         connection.transaction_mode = "DEFERRED"  # type: ignore[attr-defined]
         try:
-            with transaction.atomic():
+            with transaction.atomic(using=alias):
                 yield
         finally:
             connection.transaction_mode = mode  # type: ignore[attr-defined]
         return
     outermost = not connection.in_atomic_block
-    with transaction.atomic():
+    with transaction.atomic(using=alias):
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -108,7 +114,7 @@ def subject_export(
             object_ids=[str(subject.pk)],
             request_id=request_id,
         )
-    lines = _lines(project, subject.pk, render_fact)
+    lines = replica_stream(str(project.pk), _lines(project, subject.pk, render_fact))
     first = next(lines)
     return _chain(
         first,
@@ -142,7 +148,7 @@ def _chain(
 
 def _lines(
     project: Project, subject_pk: int, render_fact: Callable[[FactView], Mapping[str, Any]]
-) -> Iterator[bytes]:
+) -> Generator[bytes, None, None]:
     with export_snapshot():
         subject = (
             SubjectModel.objects.for_project(project)

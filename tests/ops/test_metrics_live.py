@@ -1,19 +1,23 @@
-"""/metrics through a real gunicorn started as `make run` starts it (three sync workers,
---preload, the metrics directory and attest.gunicorn_hooks): one view across the workers,
-and the counters move with the work: requests, a trial and a paid verify call, payments,
-fetches, the ledger and the transparency log."""
+"""/metrics through a real `make run` (the Makefile's own recipe: migrate, a signing key, the
+task worker and gunicorn with its default three workers, --preload, the metrics directory and
+attest.gunicorn_hooks): one view across the workers, and the counters move with the work:
+requests, a trial and a paid verify call, payments, fetches, the ledger and the transparency
+log. Ctrl-C (SIGINT to the recipe's process group) stops all of it, the task worker too."""
 
 from __future__ import annotations
 
-import re
-import shlex
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from pathlib import Path
 
 import httpx
 import pytest
-from django.conf import settings
 from prometheus_client.parser import text_string_to_metric_families
 from x402.http import decode_payment_required_header
 
@@ -22,23 +26,26 @@ from tests.billing.facilitator_server import FacilitatorServer
 from tests.billing.gunicorn_server import _suite_shared
 from tests.live_service import (
     ROOT,
+    STARTUP_SECONDS,
     free_port,
-    gunicorn_command,
-    migrate,
     server_env,
-    serving,
     shared_database,
+    start,
+    wait_answering,
 )
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+# `make run` migrates a new SQLite database before it answers: slower than the suite's
+# default limit when the machine is busy.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(600)]
 
 TOKEN = "scrape-" + "x" * 24
 QUOTE = "64 percent of beach samples met the bathing standard"
-
-
-def _makefile_flags(name: str) -> list[str]:
-    text = (ROOT / "Makefile").read_text()
-    return shlex.split(re.search(rf"^{name}\s*:?=\s*(.*)$", text, re.M).group(1))
+# An enclosing make's own variables (`make test` runs this suite) would reach the inner one
+# as its flags, jobserver and level.
+MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+# `make run` installs .venv when its dependency lists changed: the suite must find it current,
+# so the test never downloads anything.
+INSTALLED = ".venv/.installed"
 
 
 def samples(text: str) -> dict[tuple[str, frozenset], float]:
@@ -56,20 +63,77 @@ def value(scraped: dict, name: str, **labels: str) -> float:
     return sum(v for (n, got), v in scraped.items() if n == name and wanted <= got)
 
 
-@pytest.fixture
-def service(tmp_path, django_db_blocker):
+def session_processes(session: int) -> list[int]:
+    """The live processes of a session (a recipe started in its own: make, its shell, the
+    task worker, gunicorn's master and workers)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # ended while we looked
+        state, sid = fields[0], int(fields[3])
+        if sid == session and state != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def interrupt(recipe: subprocess.Popen, timeout: float = 60) -> None:
+    """Ctrl-C as a terminal gives it: SIGINT to the whole process group. Every process the
+    recipe started must be gone by ``timeout``; whatever is left is killed and named."""
+    if recipe.poll() is not None and not session_processes(recipe.pid):
+        return  # stopped already
+    os.killpg(recipe.pid, signal.SIGINT)
+    deadline = time.monotonic() + timeout
+    with suppress(subprocess.TimeoutExpired):
+        recipe.wait(timeout=timeout)
+    left = session_processes(recipe.pid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = session_processes(recipe.pid)
+    if left or recipe.poll() is None:
+        names = command_lines(left)
+        os.killpg(recipe.pid, signal.SIGKILL)
+        recipe.wait(timeout=10)
+        pytest.fail(f"Ctrl-C left `make run` or its processes running: {names}")
+
+
+def make_run(port: int, metrics_dir: Path) -> list[str]:
+    return [
+        "make",
+        "--no-print-directory",
+        "-C",
+        str(ROOT),
+        "run",
+        f"PORT={port}",
+        "HOST=127.0.0.1",
+        f"METRICS_DIR={metrics_dir}",
+    ]
+
+
+@contextmanager
+def make_run_service(tmp_path: Path, django_db_blocker) -> Iterator[tuple]:
+    """`make run` on a free port with a database, var directory and metrics directory of its
+    own; yields its base URL, a project's credential, the metrics directory and the recipe
+    (make's process, the leader of its session). Stopped by Ctrl-C after."""
+    bare = {k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}
+    up_to_date = subprocess.run(["make", "-q", "-C", str(ROOT), INSTALLED], env=bare, check=False)
+    if up_to_date.returncode != 0:
+        pytest.fail(f"{INSTALLED} is out of date: run `make install` first (make test does)")
     metrics_dir = tmp_path / "prometheus"
     metrics_dir.mkdir()
     # What an earlier run left: the hooks must empty the directory as gunicorn starts.
     (metrics_dir / "counter_99999.db").write_bytes(b"\0" * 16)
     port = free_port()
-    db_url, needs_migrate = shared_database(tmp_path)
+    db_url, _ = shared_database(tmp_path)
+    # On SQLite `make run` makes and migrates its own database under the var directory, as
+    # on a fresh machine; on PostgreSQL it shares the suite's (migrated already).
+    database = {"DATABASE_URL": db_url} if db_url.startswith("postgres") else {}
     with FacilitatorServer(NETWORK) as facilitator:
         env = server_env(
             **_suite_shared(),  # on PostgreSQL every host shares the secret key
-            DATABASE_URL=db_url,
-            ATTEST_VAR_DIR=str(tmp_path),
-            ATTEST_SIGNING_KEYS=settings.ATTEST_SIGNING_KEYS,
+            **database,
+            ATTEST_VAR_DIR=str(tmp_path),  # the database, the signing key `make run` makes
             ATTEST_PUBLIC_URL=f"http://127.0.0.1:{port}",
             ATTEST_FETCH_ALLOW=f"127.0.0.1:{port}",
             ATTEST_METRICS_TOKEN=TOKEN,
@@ -77,32 +141,41 @@ def service(tmp_path, django_db_blocker):
             X402_FACILITATOR_URL=facilitator.url,
             X402_NETWORK=NETWORK,
             X402_PAY_TO=PAY_TO,
-            PROMETHEUS_MULTIPROC_DIR=str(metrics_dir),
         )
-        with django_db_blocker.unblock():
-            if needs_migrate:
-                migrate(env)
-            token = subprocess.run(
-                [sys.executable, "manage.py", "create_project", "metrics"],
-                cwd=ROOT,
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            ).stdout.split()[-1]
-        command = gunicorn_command(
-            port,
-            workers=3,
-            threads=1,
-            extra=[
-                "--preload",
-                *_makefile_flags("GUNICORN_LIMITS"),
-                *_makefile_flags("GUNICORN_HOOKS"),
-            ],
-        )
-        with serving(command, port=port, env=env, log=tmp_path / "gunicorn.log") as base:
-            yield base, token, metrics_dir
+        for name in MAKE_VARIABLES:
+            env.pop(name, None)
+        log = tmp_path / "make-run.log"
+        recipe = start(make_run(port, metrics_dir), env=env, log=log)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            with django_db_blocker.unblock():
+                wait_answering(base, recipe, log, STARTUP_SECONDS * 2)  # migrate first
+                token = subprocess.run(
+                    [sys.executable, "manage.py", "create_project", "metrics"],
+                    cwd=ROOT,
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                ).stdout.split()[-1]
+            yield base, token, metrics_dir, recipe
+        finally:
+            interrupt(recipe)
+
+
+@pytest.fixture(scope="module")
+def service(django_db_setup, django_db_blocker, tmp_path_factory):
+    """One `make run` for the tests that only read it."""
+    with make_run_service(tmp_path_factory.mktemp("make-run"), django_db_blocker) as running:
+        yield running
+
+
+@pytest.fixture
+def stoppable_service(tmp_path, django_db_blocker):
+    """A `make run` of the test's own, which the test stops."""
+    with make_run_service(tmp_path, django_db_blocker) as running:
+        yield running
 
 
 def scrape(base: str) -> dict:
@@ -113,7 +186,7 @@ def scrape(base: str) -> dict:
 
 
 def test_counters_of_every_worker_add_up_and_move_with_the_work(service):
-    base, token, metrics_dir = service
+    base, token, metrics_dir, _recipe = service
     assert not (metrics_dir / "counter_99999.db").exists()
     before = scrape(base)
 
@@ -195,7 +268,7 @@ def test_counters_of_every_worker_add_up_and_move_with_the_work(service):
 
 
 def test_metrics_are_refused_through_a_proxy_without_the_token_and_given_with_it(service):
-    base, _token, _dir = service
+    base, _token, _dir, _recipe = service
     relayed = httpx.get(f"{base}/metrics", headers={"X-Forwarded-For": "203.0.113.9"})
     assert relayed.status_code == 404
     assert relayed.json()["error"]["code"] == "not_found"
@@ -210,3 +283,29 @@ def test_metrics_are_refused_through_a_proxy_without_the_token_and_given_with_it
     )
     assert allowed.status_code == 200
     assert "attest_http_requests_total" in allowed.text
+
+
+def command_lines(pids: list[int]) -> list[str]:
+    lines = []
+    for pid in pids:
+        try:
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except FileNotFoundError:
+            continue
+    return lines
+
+
+def test_ctrl_c_stops_every_process_make_run_started(stoppable_service):
+    base, _token, _dir, recipe = stoppable_service
+    # Beside make and the recipe's shell (whose command line names them all):
+    running = [
+        line
+        for line in command_lines(session_processes(recipe.pid))
+        if not line.startswith(("make ", "/bin/sh "))
+    ]
+    assert any("manage.py db_worker" in line for line in running), running
+    assert sum("gunicorn attest.wsgi" in line for line in running) == 4, running  # 3 workers
+    interrupt(recipe)  # fails the test, naming them, if any process is left
+    assert recipe.returncode is not None
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{base}/healthz", timeout=5)

@@ -5,6 +5,7 @@ show which reads it served."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -188,6 +189,42 @@ def test_the_change_feed_and_the_subject_list_are_read_from_a_caught_up_replica(
             answer = httpx.get(base + path, headers=headers, timeout=60)
         assert answer.status_code == 200, answer.text
         assert _wait_for_reads(replica, before, table=table) > before, path
+
+
+def _export(base, token, subject) -> list[dict]:
+    answer = httpx.get(
+        f"{base}/v1/subjects/{subject}/export",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    lines = [json.loads(line) for line in answer.text.splitlines()]
+    assert lines[-1]["type"] == "end", lines[-1]  # the whole stream, not one cut short
+    return lines
+
+
+def test_the_subject_export_reads_the_primary_until_replayed_then_the_replica(replica, service):
+    base, env = service
+    token = _project_token(env)
+    # Messages are read by the export alone among the routes here: the replica's scans of
+    # their table are the export's.
+    table = "citations_observation"
+    _pause_replay(replica, True)
+    try:
+        fact_id = _ingest(base, token, subject="user-export")
+        before = _replica_fact_reads(replica, table)
+        lines = _export(base, token, "user-export")
+        assert [line["id"] for line in lines if line["type"] == "fact"] == [fact_id]
+        time.sleep(1.5)  # past the statistics' flush interval
+        assert _replica_fact_reads(replica, table) == before  # the primary served it
+    finally:
+        _pause_replay(replica, False)
+    replica.wait_caught_up()
+    before = _replica_fact_reads(replica, table)
+    lines = _export(base, token, "user-export")
+    assert [line["id"] for line in lines if line["type"] == "fact"] == [fact_id]
+    assert [line["text"] for line in lines if line["type"] == "observation"] == [MESSAGE]
+    assert _wait_for_reads(replica, before, table=table) > before  # the replica served it
 
 
 def test_a_stopped_replica_moves_reads_to_the_primary_without_an_error(replica, service):

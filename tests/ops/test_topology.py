@@ -29,9 +29,9 @@ from tests.billing.conftest import NETWORK, PAY_TO, Payer
 from tests.billing.facilitator_server import FacilitatorServer
 from tests.live_service import ROOT
 from tests.ops.replica import StreamingReplica, replica_unavailable
-from tests.ops.test_metrics_live import _makefile_flags, samples, value
+from tests.ops.test_metrics_live import samples, value
 from tests.ops.test_replicas import _replica_fact_reads, _wait_for_reads
-from tests.ops.topology import Topology
+from tests.ops.topology import Topology, makefile_flags
 
 pytestmark = [
     pytest.mark.postgres,
@@ -76,7 +76,7 @@ def topology(django_db_setup, django_db_blocker, facilitator, tmp_path_factory):
             "ATTEST_UNPAID_RATE": "100000/m",
             "ATTEST_HOST_RATE": "100000/m",
         },
-        gunicorn_flags=[*_makefile_flags("GUNICORN_LIMITS"), *_makefile_flags("GUNICORN_HOOKS")],
+        gunicorn_flags=[*makefile_flags("GUNICORN_LIMITS"), *makefile_flags("GUNICORN_HOOKS")],
     )
     try:
         yield deployment.start()

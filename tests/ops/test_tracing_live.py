@@ -1,6 +1,7 @@
 """OpenTelemetry through a real gunicorn exporting OTLP to a collector on loopback: one paid
 verify call is one trace, continuing the caller's traceparent, with the request, the page
-fetch, the database calls and the settlement as spans; its log lines carry the IDs."""
+fetch, the database calls and the settlement (a span of its own around the facilitator's
+/settle call) as spans; its log lines carry the IDs."""
 
 from __future__ import annotations
 
@@ -78,10 +79,12 @@ def test_a_paid_call_is_one_trace_continuing_the_callers(traced_service):
 
     def complete(spans) -> bool:
         # Spans leave in batches as they end: the settlement's client span can be exported
-        # before the request's server span that encloses it, so wait for both.
+        # before the spans that enclose it (the settlement's own, the request's), so wait
+        # for all three.
         settled = any(s.kind == "client" and "/settle" in str(s.attributes) for s in spans)
+        settlement = any(s.name == "billing.settle" for s in spans)
         answered = any(s.kind == "server" and s.parent_span_id == caller_span for s in spans)
-        return settled and answered
+        return settled and settlement and answered
 
     spans = collector.trace(trace_id, until=complete)
     servers = [s for s in spans if s.kind == "server" and s.parent_span_id == caller_span]
@@ -93,6 +96,15 @@ def test_a_paid_call_is_one_trace_continuing_the_callers(traced_service):
     assert any(u.endswith("/v1/sample/page") for u in urls), urls  # the cited page's fetch
     assert any(u.endswith("/verify") for u in urls), urls  # the facilitator's verify
     assert any(u.endswith("/settle") for u in urls), urls  # and its settlement
+    # The settlement is a span of its own in the request, enclosing the facilitator's call.
+    settlements = [s for s in spans if s.name == "billing.settle"]
+    assert len(settlements) == 1, [s.name for s in spans]
+    settlement = settlements[0]
+    assert settlement.kind == "internal"
+    assert settlement.parent_span_id == request.span_id
+    assert settlement.attributes.get("attest.route") == "verify/quote"
+    settle_call = next(s for s, u in zip(clients, urls, strict=True) if u.endswith("/settle"))
+    assert settle_call.parent_span_id == settlement.span_id
     database = [s for s in spans if "db.system" in s.attributes or "db.system.name" in s.attributes]
     assert len(database) >= 3, [s.name for s in spans]
     assert {s.trace_id for s in spans} == {trace_id}

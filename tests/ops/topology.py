@@ -5,6 +5,8 @@ the PostgreSQL primary, a streaming replica of it, and Redis."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -14,6 +16,7 @@ from pathlib import Path
 import httpx
 
 from tests.live_service import (
+    ROOT,
     STARTUP_SECONDS,
     free_port,
     gunicorn_command,
@@ -23,6 +26,14 @@ from tests.live_service import (
     wait_answering,
 )
 from tests.ops.replica import StreamingReplica
+
+
+def makefile_flags(name: str) -> list[str]:
+    """The flags a variable of the Makefile holds (GUNICORN_LIMITS, GUNICORN_HOOKS): the
+    instances get what `make run` passes, read from the Makefile itself."""
+    text = (ROOT / "Makefile").read_text()
+    return shlex.split(re.search(rf"^{name}\s*:?=\s*(.*)$", text, re.M).group(1))
+
 
 HAPROXY_CONFIG = """\
 global
@@ -79,7 +90,10 @@ class Topology:
         tmp: Path,
         settings: dict[str, str],
         gunicorn_flags: list[str],
+        read_from_replica: bool = True,
     ) -> None:
+        """``read_from_replica=False``: the same deployment with its instances not told of
+        the replica (the primary alone serves), for a benchmark's comparison."""
         self.replica, self.tmp = replica, tmp
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -87,7 +101,7 @@ class Topology:
         name = primary["NAME"]
         self.env = server_env(
             DATABASE_URL=f"postgres://{primary['USER']}@127.0.0.1:{primary['PORT'] or 5432}/{name}",
-            DATABASE_REPLICA_URLS=replica.url(name),
+            DATABASE_REPLICA_URLS=replica.url(name) if read_from_replica else "",
             ATTEST_PUBLIC_URL=self.url,
             ATTEST_FETCH_ALLOW=f"127.0.0.1:{self.port}",
             ATTEST_VAR_DIR=str(tmp),
