@@ -221,20 +221,31 @@ def _append_postgresql(event: AuditEvent) -> AuditEvent:
             if constraint != "auditevent_unique_seq":
                 raise
     with transaction.atomic(savepoint=False):
+        if _sends_statements_together():
+            # The lock, then the append, in one round trip: each statement of the string
+            # still takes its own snapshot, so the append's read follows the lock's wait.
+            return _append_once(event, lock_first=True)
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT 1 FROM citations_project WHERE id = %s FOR UPDATE", [event.project_id]
-            )
+            cursor.execute(_LOCK, {"project": event.project_id})
         return _append_once(event)
 
 
-def _append_once(event: AuditEvent) -> AuditEvent:
+_LOCK = "SELECT 1 FROM citations_project WHERE id = %(project)s FOR UPDATE"
+
+
+def _sends_statements_together() -> bool:
+    """Whether the connection's cursors bind parameters on the client (Django's default
+    with psycopg 3), which lets one ``execute`` send several statements."""
+    return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+
+
+def _append_once(event: AuditEvent, *, lock_first: bool = False) -> AuditEvent:
     event.created_at = timezone.now()
     body = event_body(event, seq=_SEQ_MARK)
     before_seq, after_seq = body.split(f'"seq":{_SEQ_MARK}')
     with connection.cursor() as cursor:
         cursor.execute(
-            _APPEND,
+            f"{_LOCK};\n{_APPEND}" if lock_first else _APPEND,
             {
                 "project": event.project_id,
                 "operation": event.operation,
@@ -248,6 +259,8 @@ def _append_once(event: AuditEvent) -> AuditEvent:
                 "after_seq": after_seq,
             },
         )
+        if lock_first:
+            cursor.nextset()
         event.pk, event.seq, event.prev_hash, event.hash = cursor.fetchone()
     # The database hashed ASCII text that audit_digest hashes too, so the two agree; were
     # they ever to differ, the call fails (inside a transaction, the event rolls back with
