@@ -44,6 +44,7 @@ from citations.services.placement import (
     move_evidence,
 )
 from citations.services.predicates import predicate_cardinality
+from citations.services.rows import execute_together, inserts
 from citations.services.timeline import known_now
 
 # Names that lived here before placement.py was split off stay importable from here.
@@ -374,47 +375,21 @@ def _store_observations(
 
 
 def _insert_new(observations: list[Observation]) -> set[Any]:
-    """Insert the rows whose message ID is new to the project; the primary keys written.
-
-    One statement a chunk (``RETURNING`` the keys, on PostgreSQL and on SQLite), the
-    values prepared by each field as the ORM's insert prepares them.
-    """
-    if not observations:
-        return set()
-    fields = Observation._meta.concrete_fields
+    """Insert the rows whose message ID is new to the project; the primary keys written."""
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.column) for field in fields)
-    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    pk_column = quote(Observation._meta.pk.column)
-    written: set[Any] = set()
-    with connection.cursor() as cursor:
-        for start in range(0, len(observations), _INSERT_CHUNK):
-            chunk = observations[start : start + _INSERT_CHUNK]
-            params = [
-                field.get_db_prep_save(field.pre_save(observation, True), connection)
-                for observation in chunk
-                for field in fields
-            ]
-            cursor.execute(
-                f"INSERT INTO {quote(Observation._meta.db_table)} ({columns}) VALUES "
-                + ", ".join([row] * len(chunk))
-                + f" ON CONFLICT ({quote('project_id')}, {quote('message_id')}) DO NOTHING"
-                + f" RETURNING {pk_column}",
-                params,
-            )
-            written.update(value for (value,) in cursor.fetchall())
+    conflict = (
+        f" ON CONFLICT ({quote('project_id')}, {quote('message_id')}) DO NOTHING"
+        f" RETURNING {quote('id')}"
+    )
+    returned = execute_together(inserts(observations, suffix=conflict))
     pk = Observation._meta.pk
+    assert pk is not None
     prepared = {pk.get_db_prep_save(o.pk, connection): o for o in observations}
-    stored = {prepared[value].pk for value in written if value in prepared}
+    written = {prepared[value].pk for rows in returned for (value,) in rows}
     for observation in observations:
-        if observation.pk in stored:
-            observation._state.adding = False
-            observation._state.db = connection.alias
-    return stored
-
-
-# Rows per insert: 13 columns a row stays under SQLite's and PostgreSQL's parameter limits.
-_INSERT_CHUNK = 500
+        if observation.pk not in written:
+            observation._state.adding = True  # not stored: the project's row is read instead
+    return written
 
 
 def _sha256(content: bytes) -> str:

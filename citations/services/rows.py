@@ -1,0 +1,106 @@
+"""Ledger writes as plain SQL statements, sent to the database together.
+
+A one-message ingest wrote its rows in four ORM calls, each compiled anew and each a
+round trip. Here an insert is built from the model's own fields (each value prepared by
+its field, ``pre_save`` then ``get_db_prep_save``, as the ORM's insert prepares it) and
+the statements of one step go in one ``execute`` where the driver takes several at once
+(psycopg 3 binding parameters on the client, Django's default): the database runs them
+in order, each with its own snapshot, as if sent one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import AutoField, Model
+
+Statement = tuple[str, list[Any]]
+
+
+def inserts(objs: Sequence[Model], *, suffix: str = "") -> list[Statement]:
+    """INSERTs of ``objs`` (rows of one model, split as ``bulk_create`` splits them at the
+    backend's parameter limit); an automatic key left unset is the database's.
+
+    The rows are marked as stored, as ``bulk_create`` marks them; their automatic keys,
+    which this does not read back, stay unset.
+    """
+    if not objs:
+        return []
+    meta = type(objs[0])._meta
+    automatic = isinstance(meta.pk, AutoField) and all(obj.pk is None for obj in objs)
+    fields = [field for field in meta.concrete_fields if not (automatic and field.primary_key)]
+    quote = connection.ops.quote_name
+    head = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    size = max(1, connection.ops.bulk_batch_size(fields, objs))
+    statements = []
+    for start in range(0, len(objs), size):
+        chunk = objs[start : start + size]
+        params = [
+            field.get_db_prep_save(field.pre_save(obj, True), connection)
+            for obj in chunk
+            for field in fields
+        ]
+        statements.append((f"{head} VALUES {', '.join([row] * len(chunk))}{suffix}", params))
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = connection.alias
+    return statements
+
+
+def close_known(
+    model: type[Model], *, project_id: int, pks: Sequence[Any], now: datetime, **also: str
+) -> Statement:
+    """Close the known interval of the rows ``pks`` still open (and set ``also``)."""
+    meta = model._meta
+    quote = connection.ops.quote_name
+    known_until = meta.get_field("known_until")
+    pk = meta.pk
+    assert pk is not None
+    sets = [f"{quote(known_until.column)} = %s"]
+    params: list[Any] = [known_until.get_db_prep_save(now, connection)]
+    for name, value in also.items():
+        sets.append(f"{quote(meta.get_field(name).column)} = %s")
+        params.append(value)
+    keys = ", ".join(["%s"] * len(pks))
+    params += [project_id, *(pk.get_db_prep_save(value, connection) for value in pks)]
+    return (
+        f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} WHERE "
+        f"{quote('project_id')} = %s AND {quote(pk.column)} IN ({keys}) "
+        f"AND {quote(known_until.column)} IS NULL",
+        params,
+    )
+
+
+def execute_together(statements: Sequence[Statement]) -> list[list[tuple]]:
+    """Run ``statements`` in order; the rows each returned (empty for one that returns none).
+
+    In one round trip on PostgreSQL with client-side binding, one by one otherwise.
+    """
+    results: list[list[tuple]] = []
+    with connection.cursor() as cursor:
+        if len(statements) > 1 and sends_statements_together():
+            cursor.execute(
+                ";\n".join(sql for sql, _ in statements),
+                [value for _, params in statements for value in params],
+            )
+            while True:
+                results.append(cursor.fetchall() if cursor.description else [])
+                if not cursor.nextset():
+                    break
+            return results
+        for sql, params in statements:
+            cursor.execute(sql, params)
+            results.append(cursor.fetchall() if cursor.description else [])
+    return results
+
+
+def sends_statements_together() -> bool:
+    """Whether one ``execute`` may hold several statements: PostgreSQL with psycopg 3's
+    client-side binding cursors (Django's default unless ``server_side_binding``)."""
+    return connection.vendor == "postgresql" and not connection.settings_dict.get(
+        "OPTIONS", {}
+    ).get("server_side_binding")
