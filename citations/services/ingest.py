@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Max, QuerySet, Subquery
 from django.utils import timezone
 
@@ -384,7 +384,8 @@ def _insert_new(observations: list[Observation]) -> set[Any]:
     returned = execute_together(inserts(observations, suffix=conflict))
     pk = Observation._meta.pk
     assert pk is not None
-    prepared = {pk.get_db_prep_save(o.pk, connection): o for o in observations}
+    db = connections[DEFAULT_DB_ALIAS]
+    prepared = {pk.get_db_prep_save(o.pk, db): o for o in observations}
     written = {prepared[value].pk for rows in returned for (value,) in rows}
     for observation in observations:
         if observation.pk not in written:
