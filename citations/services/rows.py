@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import AutoField, Model
+from django.db.models import AutoField, Field, Model
 
 Statement = tuple[str, list[Any]]
 
@@ -33,7 +33,8 @@ def inserts(objs: Sequence[Model], *, suffix: str = "") -> list[Statement]:
     automatic = isinstance(meta.pk, AutoField) and all(obj.pk is None for obj in objs)
     fields = [field for field in meta.concrete_fields if not (automatic and field.primary_key)]
     quote = connection.ops.quote_name
-    head = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
+    names = ", ".join(quote(str(f.get_attname_column()[1])) for f in fields)
+    head = f"INSERT INTO {quote(meta.db_table)} ({names})"
     # The connection itself, not the thread-local proxy: it is asked once per value.
     db = connections[DEFAULT_DB_ALIAS]
     values = [
@@ -61,24 +62,20 @@ def inserts(objs: Sequence[Model], *, suffix: str = "") -> list[Statement]:
 def close_known(
     model: type[Model], *, project_id: int, pks: Sequence[Any], now: datetime, **also: str
 ) -> Statement:
-    """Close the known interval of the rows ``pks`` still open (and set ``also``)."""
-    meta = model._meta
+    """Close the known interval of the rows ``pks`` still open (and set ``also``).
+
+    Names the columns as written here: ``known_until``, ``project_id``, ``id`` and those
+    of ``also`` (the ledger's tables name their columns after their fields).
+    """
     quote = connection.ops.quote_name
-    known_until = meta.get_field("known_until")
-    pk = meta.pk
-    assert pk is not None
-    sets = [f"{quote(known_until.column)} = %s"]
-    params: list[Any] = [known_until.get_db_prep_save(now, connection)]
-    for name, value in also.items():
-        sets.append(f"{quote(meta.get_field(name).column)} = %s")
-        params.append(value)
+    known_until = model._meta.get_field("known_until")
+    assert isinstance(known_until, Field)
+    sets = ", ".join(f"{quote(column)} = %s" for column in ["known_until", *also])
     keys = ", ".join(["%s"] * len(pks))
-    params += [project_id, *(pk.get_db_prep_save(value, connection) for value in pks)]
     return (
-        f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} WHERE "
-        f"{quote('project_id')} = %s AND {quote(pk.column)} IN ({keys}) "
-        f"AND {quote(known_until.column)} IS NULL",
-        params,
+        f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {quote('project_id')} = %s "
+        f"AND {quote('id')} IN ({keys}) AND {quote('known_until')} IS NULL",
+        [known_until.get_db_prep_save(now, connection), *also.values(), project_id, *pks],
     )
 
 

@@ -1,14 +1,14 @@
 """The SQL statements of one ingest, pinned so they cannot creep back (a count, never a time).
 
-Counted through the whole API. Inside the test's transaction BEGIN and COMMIT are a
-savepoint and its release (the same count); the rate limit's counter, a table only when
-no cache is configured (Redis in production), is left out. On PostgreSQL a one-message ingest into a subject with
-a history is: the credential lookup; BEGIN; the subject's row lock; the generation and the
+Counted through the whole API. On PostgreSQL a one-message ingest into a subject with a
+history is: the credential lookup; BEGIN; the subject's row lock; the generation and the
 subject's latest known time; the message's insert (a stored ID is skipped by the insert
 and only then read); the believed versions the statement can touch; the new fact, its
 version and its evidence (and the known intervals that close) in one round trip; the
 audit append with its project lock in one round trip; COMMIT. A hundred messages cost the
-same statements.
+same statements. Inside the test's transaction BEGIN and COMMIT are a savepoint and its
+release (the same count); the rate limit's counter, a table only when no cache is
+configured (Redis in production), is left out.
 """
 
 from __future__ import annotations
@@ -73,9 +73,7 @@ def _statements(ledger, subject: str, messages) -> list[str]:
         response = ledger.ingest(subject, *messages)
     assert response.status_code == 201, response.content
     return [
-        query["sql"]
-        for query in queries.captured_queries
-        if "attest_ratecount" not in query["sql"]
+        query["sql"] for query in queries.captured_queries if "attest_ratecount" not in query["sql"]
     ]
 
 
