@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from citations.models import AuditEvent, Project
+from citations.services.rows import sends_statements_together
 from receipts.log import latest_audit_head, log_append_audit_head
 
 GENESIS_HASH = "0" * 64
@@ -210,8 +211,9 @@ def _append_postgresql(event: AuditEvent) -> AuditEvent:
     Outside a transaction the statement is its own, durable when it returns. Its read of
     the last event may predate a writer it waited for at the lock; then the unique
     ``(project, seq)`` refuses the stale link (the chain never forks) and the append is
-    made again the way it is inside a transaction: the lock taken first, alone, so that
-    the read after it sees every event before.
+    made again the way it is inside a transaction: the lock taken first, in a statement of
+    its own (sent with the append where the driver takes both at once), so that the read
+    after it sees every event before.
     """
     if not connection.in_atomic_block:
         try:
@@ -221,7 +223,7 @@ def _append_postgresql(event: AuditEvent) -> AuditEvent:
             if constraint != "auditevent_unique_seq":
                 raise
     with transaction.atomic(savepoint=False):
-        if _sends_statements_together():
+        if sends_statements_together():
             # The lock, then the append, in one round trip: each statement of the string
             # still takes its own snapshot, so the append's read follows the lock's wait.
             return _append_once(event, lock_first=True)
@@ -231,12 +233,6 @@ def _append_postgresql(event: AuditEvent) -> AuditEvent:
 
 
 _LOCK = "SELECT 1 FROM citations_project WHERE id = %(project)s FOR UPDATE"
-
-
-def _sends_statements_together() -> bool:
-    """Whether the connection's cursors bind parameters on the client (Django's default
-    with psycopg 3), which lets one ``execute`` send several statements."""
-    return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
 
 
 def _append_once(event: AuditEvent, *, lock_first: bool = False) -> AuditEvent:
