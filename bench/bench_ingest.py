@@ -9,6 +9,11 @@ Every message states facts: a like, and every fifth a new home that supersedes t
 subject's home, so placement, supersession and evidence are all exercised. Subjects
 already hold a history (``BENCH_INGEST_HISTORY`` messages each) before timing starts.
 
+Beside this process's CPU, on a PostgreSQL server on this host, the CPU of the server
+process that serves the connection (``/proc/<pg_backend_pid()>/stat``): on a machine
+other sessions load, the two CPU figures are what a request costs, where the wall time
+is mostly waiting for a core.
+
 Environment: ``BENCH_INGEST_MESSAGES`` (messages per size, default 3,000),
 ``BENCH_INGEST_SUBJECTS`` (20), ``BENCH_INGEST_HISTORY`` (50).
 """
@@ -67,25 +72,52 @@ def _post(client, subject: _Messages, size: int) -> None:
     assert response.status_code == 201, response.content
 
 
+def _server_cpu() -> float | None:
+    """CPU seconds of the PostgreSQL process serving this connection, if on this host."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        [(pid,)] = cursor.fetchall()
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _run(client, subjects: list[_Messages], size: int, total: int) -> None:
     requests = max(1, total // size)
     for n in range(5):  # warm connections and caches
         _post(client, subjects[n % len(subjects)], size)
     timings = []
+    server = _server_cpu()
     started, cpu = time.perf_counter(), time.process_time()
     for n in range(requests):
         begun = time.perf_counter()
         _post(client, subjects[n % len(subjects)], size)
         timings.append((time.perf_counter() - begun) * 1000)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    server_after = _server_cpu()
     timings.sort()
     messages = requests * size
+    on_server = ""
+    if server is not None and server_after is not None:
+        per = (server_after - server) / messages * 1000
+        both = cpu / messages * 1000 + per
+        on_server = (
+            f"; the server's CPU {per:.2f} ms per message (both: {both:.2f} ms, "
+            f"{1000 / both:,.0f} observations/s for a client and a server with a core each)"
+        )
     print(
         f"{size:3d} message(s) per request: {messages / wall:7,.0f} observations/s "
         f"({messages:,} messages in {requests:,} requests, {wall:.1f} s); per request "
         f"median {statistics.median(timings):.1f} ms, "
         f"p99 {timings[int(len(timings) * 0.99) - 1]:.1f}"
-        f" ms; this process's CPU {cpu / messages * 1000:.2f} ms per message; "
+        f" ms; this process's CPU {cpu / messages * 1000:.2f} ms per message{on_server}; "
         f"load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )

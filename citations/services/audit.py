@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from citations.models import AuditEvent, Project
+from citations.services.rows import sends_statements_together
 from receipts.log import latest_audit_head, log_append_audit_head
 
 GENESIS_HASH = "0" * 64
@@ -210,8 +211,9 @@ def _append_postgresql(event: AuditEvent) -> AuditEvent:
     Outside a transaction the statement is its own, durable when it returns. Its read of
     the last event may predate a writer it waited for at the lock; then the unique
     ``(project, seq)`` refuses the stale link (the chain never forks) and the append is
-    made again the way it is inside a transaction: the lock taken first, alone, so that
-    the read after it sees every event before.
+    made again the way it is inside a transaction: the lock taken first, in a statement of
+    its own (sent with the append where the driver takes both at once), so that the read
+    after it sees every event before.
     """
     if not connection.in_atomic_block:
         try:
@@ -221,20 +223,25 @@ def _append_postgresql(event: AuditEvent) -> AuditEvent:
             if constraint != "auditevent_unique_seq":
                 raise
     with transaction.atomic(savepoint=False):
+        if sends_statements_together():
+            # The lock, then the append, in one round trip: each statement of the string
+            # still takes its own snapshot, so the append's read follows the lock's wait.
+            return _append_once(event, lock_first=True)
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT 1 FROM citations_project WHERE id = %s FOR UPDATE", [event.project_id]
-            )
+            cursor.execute(_LOCK, {"project": event.project_id})
         return _append_once(event)
 
 
-def _append_once(event: AuditEvent) -> AuditEvent:
+_LOCK = "SELECT 1 FROM citations_project WHERE id = %(project)s FOR UPDATE"
+
+
+def _append_once(event: AuditEvent, *, lock_first: bool = False) -> AuditEvent:
     event.created_at = timezone.now()
     body = event_body(event, seq=_SEQ_MARK)
     before_seq, after_seq = body.split(f'"seq":{_SEQ_MARK}')
     with connection.cursor() as cursor:
         cursor.execute(
-            _APPEND,
+            f"{_LOCK};\n{_APPEND}" if lock_first else _APPEND,
             {
                 "project": event.project_id,
                 "operation": event.operation,
@@ -248,6 +255,8 @@ def _append_once(event: AuditEvent) -> AuditEvent:
                 "after_seq": after_seq,
             },
         )
+        if lock_first:
+            cursor.nextset()
         event.pk, event.seq, event.prev_hash, event.hash = cursor.fetchone()
     # The database hashed ASCII text that audit_digest hashes too, so the two agree; were
     # they ever to differ, the call fails (inside a transaction, the event rolls back with

@@ -6,17 +6,26 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.models import Max, QuerySet, Subquery
+from django.utils import timezone
 
 from attest.errors import AttestError, NotFound
 from attest.metrics import LEDGER_FACTS, LEDGER_INGESTS
 from attest.prepared import PreparedQuery
-from citations.extract.extractor import Correction, Extraction, correction_target, read
+from citations.extract.extractor import (
+    EXTRACTOR_VERSION,
+    Correction,
+    Extraction,
+    correction_target,
+    read,
+)
 from citations.models import (
     Fact,
     FactVersion,
+    Generation,
     Observation,
     Project,
     Retraction,
@@ -35,6 +44,7 @@ from citations.services.placement import (
     move_evidence,
 )
 from citations.services.predicates import predicate_cardinality
+from citations.services.rows import execute_together, inserts
 from citations.services.timeline import known_now
 
 # Names that lived here before placement.py was split off stay importable from here.
@@ -118,7 +128,7 @@ def observations_ingest(
         if subject.erased_at is not None:
             # An erased subject's tombstone: nothing new is written under its ID.
             raise NotFound("No subject with this ID exists in this project.")
-        ctx = LedgerWrite(project, subject, ingest_generation(project), known_now(project, subject))
+        ctx = _write_start(project, subject)
         stored = _store_observations(ctx, messages)
         result.observations = [
             StoredObservation(observation, subject_id, created) for observation, created in stored
@@ -281,63 +291,112 @@ def _locked_subject(project: Project, subject_id: str) -> Subject:
     return subject
 
 
+def _generation_and_known(_shape: None, *, project: int, subject: int) -> QuerySet[Generation]:
+    """The ingest generation of the current rules, with the subject's latest known times."""
+    bounds = (
+        FactVersion.objects.filter(project_id=project, subject_id=subject)
+        .order_by()
+        .values("subject_id")
+    )
+    return Generation.objects.filter(
+        project_id=project, kind=Generation.Kind.INGEST, extractor_version=EXTRACTOR_VERSION
+    ).annotate(
+        opened=Subquery(bounds.annotate(latest=Max("known_from")).values("latest")),
+        closed=Subquery(bounds.annotate(latest=Max("known_until")).values("latest")),
+    )
+
+
+# Read once per ingest, after the subject lock: compiled once (see attest.prepared).
+_GENERATION_AND_KNOWN = PreparedQuery(_generation_and_known, project=int, subject=int)
+
+
+def _write_start(project: Project, subject: Subject) -> LedgerWrite:
+    """Where an ingest writes (its generation) and when (``known_now``), in one query.
+
+    Read under the subject lock, like ``known_now``: the generation row of an extractor
+    version never changes once written, so a read that the lock's wait made stale is
+    still right about it. A project's first ingest creates it the usual way.
+    """
+    found = _GENERATION_AND_KNOWN.rows(None, project=project.pk, subject=subject.pk)
+    if not found:
+        generation = ingest_generation(project)
+        return LedgerWrite(project, subject, generation, known_now(project, subject))
+    generation = found[0]
+    # The two annotations of _generation_and_known.
+    bounds = (getattr(generation, "opened"), getattr(generation, "closed"))  # noqa: B009
+    moments = [moment for moment in bounds if moment]
+    return LedgerWrite(project, subject, generation, max([timezone.now(), *moments]))
+
+
 # --- storing messages --------------------------------------------------------
 
 
 def _store_observations(
     ctx: LedgerWrite, messages: Sequence[MessageIn]
 ) -> list[tuple[Observation, bool]]:
-    """Each message and whether it was stored now: one lookup and one insert for all."""
+    """Each message and whether it was stored now: one insert for all, no lookup first.
+
+    The insert skips a message ID the project holds already (``ON CONFLICT DO NOTHING``
+    on the unique ``(project, message_id)``); only those are then read, to apply the
+    replay rule. Another request storing one of these IDs at the same time (under
+    another subject: the subject lock serialises the same one) is waited for by the
+    insert, and then read like any stored message.
+    """
+    stored: list[tuple[Observation, bool]] = []
+    new: dict[str, Observation] = {}
+    for index, message in enumerate(messages):
+        earlier = new.get(message.message_id)
+        if earlier is not None:  # the same ID twice in one request: the second is a replay
+            stored.append((earlier, False))
+            continue
+        content = message.text.encode("utf-8")
+        observation = _new_observation(ctx, message, index, content)
+        new[message.message_id] = observation
+        stored.append((observation, True))
+    written = _insert_new(list(new.values()))
+    skipped = {
+        message_id for message_id, observation in new.items() if observation.pk not in written
+    }
+    if not skipped and len(stored) == len(new):
+        return stored
     known = {
         observation.message_id: observation
         for observation in Observation.objects.for_project(ctx.project).filter(
-            message_id__in={message.message_id for message in messages}
+            message_id__in=skipped
         )
     }
-    stored, new = [], []
-    for index, message in enumerate(messages):
-        content = message.text.encode("utf-8")
-        digest = hashlib.sha256(content).hexdigest()
-        existing = known.get(message.message_id)
-        if existing is not None:
-            _check_replay(existing, ctx.subject, message, digest)
-            stored.append((existing, False))
+    result = []
+    for (observation, created), message in zip(stored, messages, strict=True):
+        if created and message.message_id not in skipped:
+            result.append((observation, True))
             continue
-        observation = _new_observation(ctx, message, index, content, digest)
-        known[message.message_id] = observation
-        new.append(observation)
-        stored.append((observation, True))
-    try:
-        with transaction.atomic():
-            Observation.objects.bulk_create(new, batch_size=500)
-    except IntegrityError:
-        # Another request stored one of these IDs first (under another subject, since
-        # the subject lock serialises the same one): one by one, the replay rule applies.
-        return [_store_observation(ctx, message, index) for index, message in enumerate(messages)]
-    return stored
+        existing = known.get(message.message_id, observation)
+        _check_replay(existing, ctx.subject, message, _sha256(message.text.encode("utf-8")))
+        result.append((existing, False))
+    return result
 
 
-def _store_observation(
-    ctx: LedgerWrite, message: MessageIn, index: int
-) -> tuple[Observation, bool]:
-    content = message.text.encode("utf-8")
-    digest = hashlib.sha256(content).hexdigest()
-    stored = Observation.objects.for_project(ctx.project).filter(message_id=message.message_id)
-    existing = stored.first()
-    if existing is not None:
-        _check_replay(existing, ctx.subject, message, digest)
-        return existing, False
-    try:
-        with transaction.atomic():
-            observation = _new_observation(ctx, message, index, content, digest)
-            observation.save(force_insert=True)
-            return observation, True
-    except IntegrityError:
-        # Another request stored this message ID first (under another subject, since
-        # the subject lock serialises the same one): the same rule as a replay applies.
-        existing = Observation.objects.for_project(ctx.project).get(message_id=message.message_id)
-        _check_replay(existing, ctx.subject, message, digest)
-        return existing, False
+def _insert_new(observations: list[Observation]) -> set[Any]:
+    """Insert the rows whose message ID is new to the project; the primary keys written."""
+    quote = connection.ops.quote_name
+    conflict = (
+        f" ON CONFLICT ({quote('project_id')}, {quote('message_id')}) DO NOTHING"
+        f" RETURNING {quote('id')}"
+    )
+    returned = execute_together(inserts(observations, suffix=conflict))
+    pk = Observation._meta.pk
+    assert pk is not None
+    db = connections[DEFAULT_DB_ALIAS]
+    prepared = {pk.get_db_prep_save(o.pk, db): o for o in observations}
+    written = {prepared[value].pk for rows in returned for (value,) in rows}
+    for observation in observations:
+        if observation.pk not in written:
+            observation._state.adding = True  # not stored: the project's row is read instead
+    return written
+
+
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
 
 
 def _check_replay(existing: Observation, subject: Subject, message: MessageIn, digest: str) -> None:
@@ -367,7 +426,7 @@ def _offset(moment: datetime) -> timedelta:
 
 
 def _new_observation(
-    ctx: LedgerWrite, message: MessageIn, index: int, content: bytes, digest: str
+    ctx: LedgerWrite, message: MessageIn, index: int, content: bytes
 ) -> Observation:
     return Observation(
         project=ctx.project,
@@ -378,7 +437,7 @@ def _new_observation(
         occurred_offset=int(_offset(message.occurred_at).total_seconds()),
         received_at=ctx.now,
         content=content,
-        content_sha256=digest,
+        content_sha256=_sha256(content),
         session=message.session,
         ordinal=index if message.ordinal is None else message.ordinal,
     )

@@ -40,6 +40,7 @@ from citations.models import (
     Project,
     Subject,
 )
+from citations.services.rows import Statement, close_known, execute_together, inserts
 from citations.services.timeline import current_status
 from citations.services.web_evidence import web_sources_copy
 
@@ -540,67 +541,71 @@ class SubjectBatch:
         return self.beliefs[fact.pk].status
 
     def flush(self) -> None:
-        """Write the batch: one query per kind of row, whatever the number of statements."""
-        self._write_versions([belief for belief in self.beliefs.values() if belief.changed()])
-        self._write_evidence()
-
-    def _write_versions(self, changed: list[_Belief]) -> None:
-        """New facts, the known intervals that close, and a new version of each changed fact."""
+        """Write the batch: one statement per kind of row, whatever the number of
+        statements, all sent in one round trip where the database takes them together."""
         ctx = self.ctx
-        new_facts = [belief.fact for belief in changed if belief.stored is None]
-        if new_facts:
-            Fact.objects.bulk_create(new_facts, batch_size=1000)
-        closing = [belief.stored.pk for belief in changed if belief.stored is not None]
-        if closing:
-            # The one update append-only versions allow: the known interval closes once.
-            FactVersion.objects.for_project(ctx.project).filter(
-                pk__in=closing, known_until__isnull=True
-            ).update(known_until=ctx.now, status="knowledge_closed")
-        if self.closed_evidence:
-            Evidence.objects.for_project(ctx.project).filter(
-                pk__in=self.closed_evidence, known_until__isnull=True
-            ).update(known_until=ctx.now)
-        if changed:
-            FactVersion.objects.bulk_create(
-                [belief.version(ctx.now) for belief in changed], batch_size=1000
-            )
-
-    def _write_evidence(self) -> None:
-        """The sources not stored yet; a moved web source takes its page and receipt along."""
-        ctx = self.ctx
+        changed = [belief for belief in self.beliefs.values() if belief.changed()]
         written = [
-            source
+            (belief.fact, source)
             for belief in self.beliefs.values()
             for source in belief.sources
             if source.row is None
         ]
-        evidence = [
-            Evidence(
-                project=ctx.project,
-                fact=belief.fact,
-                observation=source.observation,
-                kind=source.kind,
-                byte_start=source.byte_start,
-                byte_end=source.byte_end,
-                quote_sha256=source.quote_sha256,
-                extractor_version=source.extractor_version,
-                authored_by=source.authored_by,
-                asserted_from=source.asserted_from,
-                asserted_precision=source.asserted_precision,
-                created_at=ctx.now,
-            )
-            for belief in self.beliefs.values()
-            for source in belief.sources
-            if source.row is None
-        ]
-        if evidence:
+        # The order the constraints need: a new fact before its versions and evidence, and
+        # the known intervals that close before the versions that follow them.
+        sql = inserts([belief.fact for belief in changed if belief.stored is None])
+        sql += self._closing([belief.stored.pk for belief in changed if belief.stored])
+        sql += inserts([belief.version(ctx.now) for belief in changed])
+        evidence = [self._evidence(fact, source) for fact, source in written]
+        moved = [source.moved_from for _, source in written]
+        if not any(moved):
+            sql += inserts(evidence)
+        execute_together(sql)
+        if any(moved):
+            # A moved web source takes its page and receipt along: the new rows' keys are
+            # needed, which bulk_create reads back.
             Evidence.objects.bulk_create(evidence, batch_size=1000)
-            moved = [
-                (s.moved_from, row)
-                for s, row in zip(written, evidence, strict=True)
-                if s.moved_from is not None
-            ]
-            web_sources_copy([old for old, _ in moved], [new for _, new in moved])
+            pairs = [(old, row) for old, row in zip(moved, evidence, strict=True) if old]
+            web_sources_copy([old for old, _ in pairs], [new for _, new in pairs])
+
+    def _closing(self, versions: list[int]) -> list[Statement]:
+        """Close the known intervals of the versions and evidence rows that stop being believed."""
+        ctx = self.ctx
+        sql = []
+        if versions:
+            # The one update append-only versions allow: the known interval closes once.
+            sql.append(
+                close_known(
+                    FactVersion,
+                    project_id=ctx.project.pk,
+                    pks=versions,
+                    now=ctx.now,
+                    status="knowledge_closed",
+                )
+            )
+        if self.closed_evidence:
+            sql.append(
+                close_known(
+                    Evidence, project_id=ctx.project.pk, pks=self.closed_evidence, now=ctx.now
+                )
+            )
+        return sql
+
+    def _evidence(self, fact: Fact, source: _Source) -> Evidence:
+        return Evidence(
+            project=self.ctx.project,
+            fact=fact,
+            observation=source.observation,
+            kind=source.kind,
+            byte_start=source.byte_start,
+            byte_end=source.byte_end,
+            quote_sha256=source.quote_sha256,
+            extractor_version=source.extractor_version,
+            authored_by=source.authored_by,
+            asserted_from=source.asserted_from,
+            asserted_precision=source.asserted_precision,
+            created_at=self.ctx.now,
+        )
 
 
 def _close_validity(belief: _Belief, at: datetime, by_fact: Fact, source: Observation) -> None:
