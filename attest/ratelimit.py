@@ -24,7 +24,7 @@ from django.core.cache import caches
 from django.db import connection
 from django_ratelimit import ALL
 from django_ratelimit import core as ratelimit_core
-from django_ratelimit.core import EXPIRATION_FUDGE, _get_window, _make_cache_key, get_usage
+from django_ratelimit.core import EXPIRATION_FUDGE, _get_window, _make_cache_key
 from django_redis.cache import RedisCache
 
 from attest.errors import CountUnreadable
@@ -156,14 +156,25 @@ def _redis_count(group: str, key: str, rate: str) -> dict | None:
     return {"count": used, "limit": limit, "time_left": window - int(ratelimit_core.time.time())}
 
 
+def _redis_look(group: str, key: str, rate: str) -> dict | None:
+    """The count so far, as django-ratelimit keeps it, in one round trip: its look is an
+    ``add`` of 0 then a ``get`` (two). No key yet is a count of 0, as its ``add`` makes it;
+    the window's first counted request creates the key (``_redis_count``)."""
+    if not getattr(settings, "RATELIMIT_ENABLE", True):
+        return None
+    limit, period = parse_rate(rate)
+    window = _get_window(key, period)
+    cache = caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
+    used = cache.get(_make_cache_key(group, window, rate, key, ALL), 0)
+    return {"count": used, "limit": limit, "time_left": window - int(ratelimit_core.time.time())}
+
+
 def _usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
     if not counts_in_cache():
         return _database_usage(key, rate, policy, count)
     if count:
         return _redis_count(f"attest:{policy}", key, rate)
-    return get_usage(
-        None, group=f"attest:{policy}", key=lambda _group, _request: key, rate=rate, increment=count
-    )
+    return _redis_look(f"attest:{policy}", key, rate)
 
 
 def _unreadable(usage: dict | None) -> bool:

@@ -9,7 +9,9 @@ verification.network) and the Crossref pacing lock (verification.crossref.pace).
 Small JSON states live behind ``change_state``/``read_state``: with Redis each change is
 one optimistic Redis transaction (WATCH/MULTI); in the database, the ``SharedState``
 table, changed under a row lock (PostgreSQL) or the write lock SQLite's IMMEDIATE
-transactions take. Money is never kept here: a prepaid balance and its holds are rows
+transactions take. A change that is a fixed rule over one key can instead be a Lua
+script (``run_script``): one round trip, atomic in Redis, where a WATCH/MULTI change is
+three. Money is never kept here: a prepaid balance and its holds are rows
 changed in the database's own transactions (billing.services.credit).
 """
 
@@ -17,8 +19,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import cache as once
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -64,6 +67,20 @@ def redis_connection():
     from django_redis import get_redis_connection
 
     return get_redis_connection("default")
+
+
+@once
+def _script(source: str) -> Any:
+    # Registered once per process (redis-py sends EVALSHA, and the source only when the
+    # server does not know it yet); the client is given at each call.
+    return redis_connection().register_script(source)
+
+
+def run_script(source: str, key: str, args: Sequence[str | int | float]) -> Any:
+    """Run the Lua ``source`` on the state under ``key`` in Redis (only when ``in_redis()``):
+    one round trip, and no other client's command comes between its reads and writes.
+    The state is the same JSON ``change_state`` keeps, so either may change it."""
+    return _script(source)(keys=[_redis_key(key)], args=list(args), client=redis_connection())
 
 
 def _redis_key(key: str) -> str:
