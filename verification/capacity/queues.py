@@ -283,7 +283,8 @@ def _keep(seconds: float) -> int:
 
 def _take_unpaid_place(key: str, token: str, sizes: limits.QueueLimits) -> bool:
     if in_redis():
-        args = [clock(), UNPAID_CHECKS_LEASE, sizes.places, _keep(UNPAID_CHECKS_LEASE), token]
+        args: list[str | int | float] = [clock(), UNPAID_CHECKS_LEASE, sizes.places]
+        args += [_keep(UNPAID_CHECKS_LEASE), token]
         return bool(run_script(_JOIN_LUA, key, args))
 
     def take(holders):
