@@ -185,7 +185,8 @@ class RecallIn(NoUnknownFields):
         help_text=(
             "A question or words in plain language: the facts are ranked by full-text "
             "relevance (any of its words, stemmed; statement, value and the predicate's "
-            "name, description and synonyms), each with a `score`, best first."
+            "name, description and synonyms) and by what its question words ask for "
+            "(where: a place; who: a person; when: a date), each with a `score`, best first."
         ),
     )
     as_of = AsOf(required=False)

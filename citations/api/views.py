@@ -223,7 +223,9 @@ class RecallView(LedgerView):
             "defaults to it. Optional `predicate`. With `query` (a question in plain words) "
             "the facts are ranked by the database's full-text search over the statement, "
             "the value and the predicate's name, description and synonyms (any of the "
-            "question's words, English stemming, stop words dropped), each with a `score` "
+            "question's words, English stemming, stop words dropped) and by what its "
+            'question words ask for ("where" a place, "who" a person, "when" a date, '
+            '"how" a preference, "what does she do" an occupation), each with a `score` '
             "from 0 to 1, highest first; `limit` defaults to 20 (at most 100). Without "
             "`query`, by predicate then latest start, `limit` default 50, at most 200. Send "
             "`next` back unchanged as `after` for the next page."
