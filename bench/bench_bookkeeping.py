@@ -30,15 +30,11 @@ import cProfile
 import os
 import pstats
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 from attest_core.normalise import normalise
 from bench import corpus
-from bench.setup import django_on_a_scratch_database
+from bench.setup import django_on_a_scratch_database, page_server
 from verification.engine.html_text import html_text
 
 CALLS = int(os.environ.get("BENCH_BOOKKEEPING_CALLS", "200"))
@@ -58,28 +54,9 @@ def _page_and_quote() -> tuple[str, str]:
     return html, target[:middle] + changed + target[middle + 1 :]
 
 
-def _page_server(html: str) -> tuple[subprocess.Popen, int]:
-    root = Path(tempfile.mkdtemp(prefix="attest-bench-pages-"))
-    (root / "article.html").write_text(html)
-    (root / "robots.txt").write_text("User-agent: *\nAllow: /\n")
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    time.sleep(0.5)
-    return server, port
-
-
 def main() -> None:
     html, quote = _page_and_quote()
-    server, port = _page_server(html)
+    server, port = page_server(html)
     os.environ.update(
         X402_FACILITATOR_URL="",
         ATTEST_TRIAL_CALLS_PER_DAY="1000000",

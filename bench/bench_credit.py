@@ -12,39 +12,16 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-from bench.setup import django_on_a_scratch_database
+from bench.setup import django_on_a_scratch_database, page_server
 
 CALLS = 150
 PAGE = "<html><body><p>The committee said the review is overdue.</p></body></html>"
 
 
-def _page_server() -> tuple[subprocess.Popen, int]:
-    root = Path(tempfile.mkdtemp(prefix="attest-bench-pages-"))
-    (root / "article.html").write_text(PAGE)
-    (root / "robots.txt").write_text("User-agent: *\nAllow: /\n")
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    time.sleep(0.5)
-    return server, port
-
-
 def main() -> None:
-    server, port = _page_server()
+    server, port = page_server(PAGE)
     os.environ.update(
         X402_FACILITATOR_URL="",
         ATTEST_TRIAL_CALLS_PER_DAY="0",

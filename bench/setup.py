@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
+import subprocess
+import sys
 import tempfile
+import time
+from pathlib import Path
 
 
 def one_host_secret_key() -> None:
@@ -35,3 +40,22 @@ def django_on_a_scratch_database(name: str, *, keep_database_url: bool = False) 
     django.setup()
     call_command("migrate", verbosity=0)
     return workdir
+
+
+def page_server(html: str) -> tuple[subprocess.Popen, int]:
+    """Serve ``html`` as /article.html (and a robots.txt allowing all) from a static HTTP
+    server on a free loopback port; the caller stops the process."""
+    root = Path(tempfile.mkdtemp(prefix="attest-bench-pages-"))
+    (root / "article.html").write_text(html)
+    (root / "robots.txt").write_text("User-agent: *\nAllow: /\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(0.5)
+    return server, port
