@@ -45,9 +45,11 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import BooleanField, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from attest.prepared import PreparedQuery
 from citations.cursor import BadCursor, next_page, position_after
 from citations.models import FactVersion, Project
 from citations.selectors.fact_views import FactPage, FactView, bad_after, fact_view, iso_utc
@@ -164,6 +166,58 @@ def fact_scores(
     return scores
 
 
+# The versions of the facts the search found, the IDs in one parameter (a PostgreSQL
+# array, a JSON list on SQLite) so the statement's text does not change with their number
+# and is compiled once (attest.prepared): compiling it each call was about 2.5 ms of a
+# ranked recall's CPU, more than the search and the rows together.
+_FACTS_ARE = {
+    "postgresql": '"citations_factversion"."fact_id" = ANY(%s::uuid[])',
+    "sqlite": '"citations_factversion"."fact_id" IN (SELECT value FROM json_each(%s))',
+}
+
+
+def fact_list(facts: Iterable[uuid.UUID]) -> str:
+    """The one parameter that lists ``facts`` in ``_FACTS_ARE``, as the backend reads it."""
+    if connection.vendor == "postgresql":
+        return "{" + ",".join(str(fact) for fact in facts) + "}"
+    return json.dumps([fact.hex for fact in facts])  # how Django stores a UUID on SQLite
+
+
+def _ranked_versions(
+    vendor: str,
+    *,
+    project: int,
+    facts: str,
+    known_at: datetime,
+    valid_at: datetime,
+    predicate: str | None = None,
+) -> QuerySet[FactVersion]:
+    """The versions of ``facts`` (see fact_list) true at ``valid_at`` as believed at
+    ``known_at``, unerased, with their fact, subject and retraction."""
+    versions = (
+        FactVersion.objects.filter(project_id=project)
+        .filter(RawSQL(_FACTS_ARE[vendor], (facts,), output_field=BooleanField()))
+        .filter(fact__erased_at__isnull=True)
+        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
+        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
+        .select_related("fact", "fact__subject", "retraction")
+    )
+    if predicate:
+        versions = versions.filter(predicate=predicate)
+    return versions
+
+
+_RANKED_VERSIONS = PreparedQuery(
+    _ranked_versions,
+    project=int,
+    facts=str,
+    known_at=datetime,
+    valid_at=datetime,
+    predicate=str,
+)
+
+
 @dataclass(frozen=True)
 class RankedFact(FactView):
     """A fact as recall shows it, with how well it matches the question (0 to 1)."""
@@ -211,16 +265,14 @@ def ranked_facts(
     )
     if not scores:
         return FactPage([])
-    versions = (
-        FactVersion.objects.for_project(project)
-        .filter(fact_id__in=list(scores), fact__erased_at__isnull=True)
-        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
-        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
-        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
-        .select_related("fact", "fact__subject", "retraction")
-    )
+    values: dict[str, Any] = {
+        "facts": fact_list(scores),
+        "known_at": known_at,
+        "valid_at": valid_at,
+    }
     if predicate:
-        versions = versions.filter(predicate=predicate)
+        values["predicate"] = predicate
+    versions = _RANKED_VERSIONS.rows(connection.vendor, project=project.pk, **values)
     # The database filter is inclusive on both ends; the interval rules are exact.
     shown = [
         version

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from citations.extract.predicates import BUILTIN_NAMES
 from citations.models import Fact, FactSearch
@@ -226,3 +229,23 @@ def test_any_question_is_searched_never_parsed_as_query_syntax(chatty, question)
 def test_a_word_of_the_question_finds_its_fact_whatever_surrounds_it(chatty):
     facts = ranked(chatty.recall("u", query='-munich OR "berlin" NOT'))
     assert facts[0][:2] == ("lives_in", "Munich")
+
+
+def _versions_statement(ledger, query: str) -> tuple[str, int]:
+    """The SQL of the read of the found facts' versions, and how many facts recall showed."""
+    with CaptureQueriesContext(connection) as queries:
+        response = ledger.recall("u", query=query)
+    found = [q["sql"] for q in queries.captured_queries if "citations_factversion" in q["sql"]]
+    assert len(found) == 1, found
+    return found[0], len(ranked(response))
+
+
+def test_the_versions_are_read_by_one_statement_whatever_the_number_found(chatty):
+    # The found facts' IDs go in one parameter: the text is the same for one fact and for
+    # four, so it is compiled once (attest.prepared), and no count of IDs can pass the
+    # database's limit on parameters.
+    one, shown_one = _versions_statement(chatty, "dog")
+    many, shown_many = _versions_statement(chatty, "dog peanuts Munich robotics")
+    assert (shown_one, shown_many) == (1, 4)
+    strip = re.compile(r"'[^']*'")  # the literal values differ, the statement does not
+    assert strip.sub("?", one) == strip.sub("?", many)
