@@ -17,14 +17,16 @@ and differs in exactly the mapped parameters, so an argument Django transforms (
 from __future__ import annotations
 
 import copy
+import json
 import threading
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from django.db import connections
-from django.db.models import Model, QuerySet
+from django.db.models import BooleanField, Model, QuerySet
+from django.db.models.expressions import RawSQL
 
 from attest.replicas import reading_from
 
@@ -134,3 +136,28 @@ class PreparedQuery(Generic[_M]):
         ):
             return None, None, param
         return None
+
+
+# A list of values as ONE parameter, so a query's text does not change with their number
+# and a PreparedQuery compiles it once (an ``__in`` lookup writes a placeholder a value,
+# a new text for every count, compiled each time; and no count can pass a database's
+# limit on parameters).
+
+
+def listed(vendor: str, values: Iterable[Any]) -> str:
+    """The parameter that lists ``values`` for one_of(): a JSON list of strings, a UUID as
+    the backend stores it (32 hex digits on SQLite, Django's form there)."""
+    if vendor == "postgresql":
+        return json.dumps([str(value) for value in values])
+    return json.dumps([value.hex if isinstance(value, uuid.UUID) else value for value in values])
+
+
+def one_of(vendor: str, column: str, sql_type: str, values: Any) -> RawSQL:
+    """A condition: ``column`` (quoted SQL) is one of the values ``values`` lists (see
+    listed(); a marker of type str when PreparedQuery compiles). ``sql_type`` is the
+    column's PostgreSQL type, which the JSON's text is cast to."""
+    if vendor == "postgresql":
+        sql = f"{column} = ANY(ARRAY(SELECT json_array_elements_text(%s::json))::{sql_type}[])"
+    else:
+        sql = f"{column} IN (SELECT value FROM json_each(%s))"
+    return RawSQL(sql, (values,), output_field=BooleanField())

@@ -45,11 +45,10 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, Q, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from attest.prepared import PreparedQuery
+from attest.prepared import PreparedQuery, listed, one_of
 from citations.cursor import BadCursor, next_page, position_after
 from citations.models import FactVersion, Project
 from citations.selectors.fact_views import FactPage, FactView, bad_after, fact_view, iso_utc
@@ -166,23 +165,9 @@ def fact_scores(
     return scores
 
 
-# The versions of the facts the search found, the IDs in one parameter (a PostgreSQL
-# array, a JSON list on SQLite) so the statement's text does not change with their number
-# and is compiled once (attest.prepared): compiling it each call was about 2.5 ms of a
-# ranked recall's CPU, more than the search and the rows together.
-_FACTS_ARE = {
-    "postgresql": '"citations_factversion"."fact_id" = ANY(%s::uuid[])',
-    "sqlite": '"citations_factversion"."fact_id" IN (SELECT value FROM json_each(%s))',
-}
-
-
-def fact_list(facts: Iterable[uuid.UUID]) -> str:
-    """The one parameter that lists ``facts`` in ``_FACTS_ARE``, as the backend reads it."""
-    if connection.vendor == "postgresql":
-        return "{" + ",".join(str(fact) for fact in facts) + "}"
-    return json.dumps([fact.hex for fact in facts])  # how Django stores a UUID on SQLite
-
-
+# The versions of the facts the search found, their IDs in one parameter so the statement
+# is compiled once (attest.prepared): compiling it each call was about 2.5 ms of a ranked
+# recall's CPU, more than the search and the rows together.
 def _ranked_versions(
     vendor: str,
     *,
@@ -192,11 +177,11 @@ def _ranked_versions(
     valid_at: datetime,
     predicate: str | None = None,
 ) -> QuerySet[FactVersion]:
-    """The versions of ``facts`` (see fact_list) true at ``valid_at`` as believed at
+    """The versions of ``facts`` (see attest.prepared.listed) true at ``valid_at`` as believed at
     ``known_at``, unerased, with their fact, subject and retraction."""
     versions = (
         FactVersion.objects.filter(project_id=project)
-        .filter(RawSQL(_FACTS_ARE[vendor], (facts,), output_field=BooleanField()))
+        .filter(one_of(vendor, '"citations_factversion"."fact_id"', "uuid", facts))
         .filter(fact__erased_at__isnull=True)
         .filter(known_from__lte=known_at, valid_from__lte=valid_at)
         .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
@@ -266,7 +251,7 @@ def ranked_facts(
     if not scores:
         return FactPage([])
     values: dict[str, Any] = {
-        "facts": fact_list(scores),
+        "facts": listed(connection.vendor, scores),
         "known_at": known_at,
         "valid_at": valid_at,
     }
