@@ -10,9 +10,9 @@ from django.db import connection
 from django.db.models.sql.compiler import SQLCompiler
 from django.test.utils import CaptureQueriesContext
 
-from attest.prepared import PreparedQuery
-from citations.models import Subject
-from tests.citations.factories import ProjectFactory
+from attest.prepared import PreparedQuery, listed, one_of
+from citations.models import Observation, Subject
+from tests.citations.factories import ObservationFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +85,35 @@ def test_an_argument_django_transforms_is_compiled_each_time(compilations):
         for n in ["tea", "off", "TEA"]
     ]
     assert found == [["green tea", "tea"], ["coffee"], ["green tea", "tea"]]
+
+
+def _listed_subjects(vendor, *, project: int, names: str):
+    return Subject.objects.filter(project_id=project).filter(
+        one_of(vendor, '"citations_subject"."external_id"', "text", names)
+    )
+
+
+def test_a_list_in_one_parameter_is_compiled_once_for_any_count_and_any_text(compilations):
+    project = ProjectFactory()
+    # Characters a list's own syntax uses (JSON's, PostgreSQL array literals') and others.
+    names = ["a,b", "{c}", 'say "hi"', "back\\slash", "it's", "Zürich 東京", "NULL", ""]
+    made = {name: Subject.objects.create(project=project, external_id=name) for name in names}
+    Subject.objects.create(project=project, external_id="not asked for")
+    prepared = PreparedQuery(_listed_subjects, project=int, names=str)
+    vendor = connection.vendor
+    for count in (0, 1, 3, len(names)):
+        asked = names[:count]
+        rows = prepared.rows(vendor, project=project.pk, names=listed(vendor, asked))
+        assert sorted(row.pk for row in rows) == sorted(made[name].pk for name in asked)
+    assert compilations["n"] == 2  # the shape's two compilations (attest.prepared), once
+
+
+def test_listed_uuids_match_as_the_backend_stores_them():
+    project = ProjectFactory()
+    observations = [ObservationFactory(project=project) for _ in range(3)]
+    vendor = connection.vendor
+    asked = listed(vendor, [observations[0].pk, observations[2].pk])
+    found = Observation.objects.filter(
+        one_of(vendor, '"citations_observation"."id"', "uuid", asked)
+    )
+    assert sorted(row.pk for row in found) == sorted([observations[0].pk, observations[2].pk])
