@@ -203,7 +203,7 @@ _RATE = re.compile(r"(\d+)/(\d*)([smhd])")
 
 
 def request_rate(env: environ.Env, name: str, default: str) -> str:
-    """Read a django-ratelimit rate such as ``600/m``, refusing anything else."""
+    """Read a rate such as ``600/m`` (or ``10/5m``), refusing anything else."""
     value = env.str(name, default=default).strip()
     match = _RATE.fullmatch(value)
     if match is None or int(match.group(1)) < 1:

@@ -1,17 +1,18 @@
 """One shared fixed-window limiter: a key, a rate, and the wait and headers it comes to.
 
 Every server process of an instance shares the counts: with a Redis cache
-(``CACHE_URL=redis://``) they live there through django-ratelimit; without one (the
-embedded default, whose local-memory cache each gunicorn worker has its own copy of) they
-live in the database table ``attest_ratecount``, one row per bucket, counted by a single
-atomic upsert on SQLite and PostgreSQL alike. Each key's window is staggered so they do
-not all reset on the same second. Headers follow the IETF RateLimit draft:
-``RateLimit-Policy`` names the quota and its window, ``RateLimit`` what is left and when
-it resets.
+(``CACHE_URL=redis://``) they live there, one key per window (``cache_count_key``);
+without one (the embedded default, whose local-memory cache each gunicorn worker has its
+own copy of) they live in the database table ``attest_ratecount``, one row per bucket,
+counted by a single atomic upsert on SQLite and PostgreSQL alike. Each key's window is
+staggered so they do not all reset on the same second (``window_end``). Headers follow
+the IETF RateLimit draft: ``RateLimit-Policy`` names the quota and its window,
+``RateLimit`` what is left and when it resets.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 import zlib
@@ -22,9 +23,6 @@ from typing import cast
 from django.conf import settings
 from django.core.cache import caches
 from django.db import connection
-from django_ratelimit import ALL
-from django_ratelimit import core as ratelimit_core
-from django_ratelimit.core import EXPIRATION_FUDGE, _get_window, _make_cache_key
 from django_redis.cache import RedisCache
 
 from attest.errors import CountUnreadable
@@ -83,11 +81,38 @@ def counts_in_cache() -> bool:
     return in_redis()
 
 
-def _window_end(key: str, window: int, now: float) -> int:
-    """The end (exclusive, Unix seconds) of ``key``'s current window, staggered per key."""
+def window_end(key: str, window: int, now: float, *, inclusive: bool = False) -> int:
+    """The end (Unix seconds) of ``key``'s fixed window of ``window`` seconds holding ``now``.
+
+    Windows are staggered per key: each ends ``crc32(key) % window`` seconds past a
+    multiple of ``window``, so the keys do not all reset on the same second. The database's
+    windows are [end - window, end) (``end`` is the first such second after ``now``); the
+    cache's are (end - window, end], ``inclusive`` (``end`` is ``now`` itself when ``now`` is
+    on the key's grid), as django-ratelimit placed them when it kept these counts, so a count
+    in Redis keeps its key and window across that change. The two grids are one second apart.
+    """
     ts = int(now)
     end = ts - ts % window + zlib.crc32(key.encode()) % window
-    return end if end > ts else end + window
+    return end if end > ts or (inclusive and end == ts) else end + window
+
+
+# A cache key outlives its window by these seconds, so a count is never lost at the edge.
+EXPIRY_SLACK = 5
+
+
+def cache_count_key(group: str, key: str, rate: str, now: float) -> tuple[str, int]:
+    """The cache's name (before the cache's own prefix) for ``key``'s count under ``rate``
+    (``300/m``) in ``group`` at ``now``, and the end of that window (``window_end``,
+    inclusive).
+
+    The name is ``rl:`` and the SHA-256 of the group, the rate in seconds (``300/60s``), the
+    key and the window's end: the form django-ratelimit gave these counts, kept so that a
+    count made before the change (or by a process not yet upgraded) is the same count.
+    """
+    limit, period = parse_rate(rate)
+    end = window_end(key, period, now, inclusive=True)
+    digest = hashlib.sha256(f"{group}{limit}/{period}s{key}{end}".encode()).hexdigest()
+    return "rl:" + digest, end
 
 
 @cache
@@ -119,11 +144,10 @@ def _database_usage(key: str, rate: str, policy: str, count: bool) -> dict | Non
     global _next_sweep
     limit, window = parse_rate(rate)
     now = time.time()
-    # Counts are kept per rate, as django-ratelimit's cache keys are.
+    # Counts are kept per rate, as the cache's keys are.
     bucket = f"{policy}:{rate}:{key}"
-    # Staggered by the key alone, as django-ratelimit staggers the cache's windows, so a
-    # key's window ends at the same instant whichever store counts it.
-    end = _window_end(key, window, now)
+    # Staggered by the key alone, as the cache's windows are (one second apart: window_end).
+    end = window_end(key, window, now)
     if count:
         with connection.cursor() as cursor:
             cursor.execute(_count_sql(), [bucket, end])
@@ -138,35 +162,33 @@ def _database_usage(key: str, rate: str, policy: str, count: bool) -> dict | Non
 
 
 def _redis_count(group: str, key: str, rate: str) -> dict | None:
-    """Count one request as django-ratelimit does (its key, window and expiry), in one
-    round trip: its ``add`` then ``incr`` are two. SET NX (the window's first request
-    starts the key at 0 with its expiry) and INCR go as one MULTI/EXEC, so no other
-    client's command comes between them and the key cannot lapse in between."""
+    """Count one request in one round trip: SET NX (the window's first request starts the
+    key at 0 with its expiry) and INCR go as one MULTI/EXEC, so no other client's command
+    comes between them and the key cannot lapse in between."""
     if not getattr(settings, "RATELIMIT_ENABLE", True):
         return None
     limit, period = parse_rate(rate)
-    window = _get_window(key, period)
+    name, end = cache_count_key(group, key, rate, time.time())
     cache = cast(RedisCache, caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")])
-    name = cache.client.make_key(_make_cache_key(group, window, rate, key, ALL))
+    name = cache.client.make_key(name)
     pipe = cache.client.get_client(write=True).pipeline(transaction=True)
-    pipe.set(name, 0, nx=True, ex=period + EXPIRATION_FUDGE)
+    pipe.set(name, 0, nx=True, ex=period + EXPIRY_SLACK)
     pipe.incr(name)
     used = pipe.execute()[1]
-    # The time left on django-ratelimit's clock, which placed the window.
-    return {"count": used, "limit": limit, "time_left": window - int(ratelimit_core.time.time())}
+    # The time left once counted: a window that ended meanwhile reads below 0 (rate_limit).
+    return {"count": used, "limit": limit, "time_left": end - int(time.time())}
 
 
 def _redis_look(group: str, key: str, rate: str) -> dict | None:
-    """The count so far, as django-ratelimit keeps it, in one round trip: its look is an
-    ``add`` of 0 then a ``get`` (two). No key yet is a count of 0, as its ``add`` makes it;
-    the window's first counted request creates the key (``_redis_count``)."""
+    """The count so far, in one round trip (a GET). No key yet is a count of 0; the
+    window's first counted request creates the key (``_redis_count``)."""
     if not getattr(settings, "RATELIMIT_ENABLE", True):
         return None
-    limit, period = parse_rate(rate)
-    window = _get_window(key, period)
+    limit, _ = parse_rate(rate)
+    name, end = cache_count_key(group, key, rate, time.time())
     cache = caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
-    used = cache.get(_make_cache_key(group, window, rate, key, ALL), 0)
-    return {"count": used, "limit": limit, "time_left": window - int(ratelimit_core.time.time())}
+    used = cache.get(name, 0)
+    return {"count": used, "limit": limit, "time_left": end - int(time.time())}
 
 
 def _usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
@@ -178,17 +200,16 @@ def _usage(key: str, rate: str, policy: str, count: bool) -> dict | None:
 
 
 def _unreadable(usage: dict | None) -> bool:
-    # django-ratelimit's answer when the cache gave no count: a limit of 0 (no rate has
-    # one) and time_left -1. A time_left below 0 with a real limit is only a window that
-    # ended while the call was counted, which is no failure.
+    # A count the store did not give: a limit of 0 (no rate has one) and time_left -1. A
+    # time_left below 0 with a real limit is only a window that ended while the call was
+    # counted, which is no failure.
     return usage is not None and usage["limit"] == 0
 
 
 def rate_limit(*, key: str, rate: str, policy: str, count: bool = True) -> RateDecision:
     """Count one request under ``key`` at ``rate`` (``300/m``); ``count=False`` only looks.
 
-    A count the cache momentarily fails to give (the key evicted or expired between
-    django-ratelimit's add and incr) is read once more; one that still cannot be read
+    A count the cache momentarily fails to give is read once more; one that still cannot be read
     raises ``CountUnreadable`` (a 503 ``unavailable``, as a cache outage), never a 429 the
     caller did not earn, nor a pass for unbounded work.
     """

@@ -221,7 +221,7 @@ _RATE_UNITS = {"s": "second", "m": "minute", "h": "hour", "d": "day"}
 
 
 def rate_text(rate: str) -> str:
-    """django-ratelimit's "1200/m" (or "10/5m") as words."""
+    """A rate such as "1200/m" (or "10/5m") as words."""
     count, _, period = rate.partition("/")
     amount, unit = period[:-1], _RATE_UNITS[period[-1]]
     per = f"{amount} {unit}s" if amount and amount != "1" else unit

@@ -276,7 +276,7 @@ ATTEST_MATCH_QUEUE = bounded_int(env, "ATTEST_MATCH_QUEUE", 6, minimum=0, maximu
 ATTEST_PDF_READERS = bounded_int(env, "ATTEST_PDF_READERS", 2, minimum=1, maximum=1000)
 ATTEST_PDF_QUEUE = bounded_int(env, "ATTEST_PDF_QUEUE", 6, minimum=0, maximum=10_000)
 
-# Requests per credential on the fact-ledger routes (django-ratelimit syntax).
+# Requests per credential on the fact-ledger routes (a rate such as 1200/m).
 ATTEST_LEDGER_RATE = request_rate(env, "ATTEST_LEDGER_RATE", default="1200/m")
 
 X402_PAY_TO = env.str("X402_PAY_TO", default="0x000000000000000000000000000000000000dEaD")
@@ -289,7 +289,7 @@ ATTEST_TRIAL_CALLS_PER_DAY = bounded_int(
     env, "ATTEST_TRIAL_CALLS_PER_DAY", 5, minimum=0, maximum=1_000_000
 )
 # Unpaid requests per caller IP (checks before an offer, samples, receipt checks); paid ones
-# never count. django-ratelimit syntax; every process shares the count (in Redis with
+# never count. A rate such as 300/m; every process shares the count (in Redis with
 # CACHE_URL=redis://, else in the database: see attest.ratelimit).
 ATTEST_UNPAID_RATE = request_rate(env, "ATTEST_UNPAID_RATE", default="300/m")
 # Fetches per cited origin (scheme, host, port) across every process; its robots.txt

@@ -47,11 +47,7 @@ QUOTE_CHARS = 125
 def _page_and_quote() -> tuple[str, str]:
     html = corpus.web_page(PAGE_BYTES)
     text = normalise(html_text(html).text).text
-    start = text.index(" ", int(len(text) * 0.9)) + 1
-    target = text[start : start + QUOTE_CHARS]
-    middle = QUOTE_CHARS // 3
-    changed = "x" if target[middle] != "x" else "y"
-    return html, target[:middle] + changed + target[middle + 1 :]
+    return html, corpus.fuzzy_quote(text, QUOTE_CHARS)
 
 
 def main() -> None:

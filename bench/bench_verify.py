@@ -84,11 +84,7 @@ def _page() -> tuple[bytes, str, float]:
     and the share of repeated 30-character windows in that text."""
     html = corpus.web_page(PAGE_BYTES)
     text = normalise(html_text(html).text).text
-    start = text.index(" ", int(len(text) * 0.9)) + 1
-    target = text[start : start + QUOTE_CHARS]
-    middle = QUOTE_CHARS // 3
-    changed = "x" if target[middle] != "x" else "y"
-    quote = target[:middle] + changed + target[middle + 1 :]
+    quote = corpus.fuzzy_quote(text, QUOTE_CHARS)
     result = match_quote(text, quote, mode="fuzzy", case_sensitive=False, threshold=0.9)
     assert result.match == "fuzzy", result
     return html.encode(), quote, corpus.repeated_share(text)

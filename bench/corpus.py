@@ -272,3 +272,14 @@ def web_page(size: int, seed: int = 11) -> str:
     return (
         "<!doctype html><html><body>\n    <main>" + "".join(blocks) + "\n    </main></body></html>"
     )
+
+
+def fuzzy_quote(text: str, chars: int) -> str:
+    """``chars`` characters of ``text`` from the first word that starts after nine tenths
+    of it, with the letter a third of the way in changed: a quote from late in a page
+    that only the fuzzy path matches."""
+    start = text.index(" ", int(len(text) * 0.9)) + 1
+    target = text[start : start + chars]
+    middle = chars // 3
+    changed = "x" if target[middle] != "x" else "y"
+    return target[:middle] + changed + target[middle + 1 :]

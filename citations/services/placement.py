@@ -120,27 +120,31 @@ def fact_from(ctx: LedgerWrite, observation: Observation, extraction: Extraction
     )
 
 
+def evidence_from(ctx: LedgerWrite, source: Evidence | _Source, fact: Fact) -> Evidence:
+    """A new (unsaved) evidence row for ``fact`` copying ``source``, a stored row being moved
+    or a source a batch placed: its message, bytes, quote hash, author and asserted time,
+    known from the write's ``now``."""
+    return Evidence(
+        project=ctx.project,
+        fact=fact,
+        observation=source.observation,
+        kind=source.kind,
+        byte_start=source.byte_start,
+        byte_end=source.byte_end,
+        quote_sha256=source.quote_sha256,
+        extractor_version=source.extractor_version,
+        authored_by=source.authored_by,
+        asserted_from=source.asserted_from,
+        asserted_precision=source.asserted_precision,
+        created_at=ctx.now,
+    )
+
+
 def move_evidence(ctx: LedgerWrite, sources: list[Evidence], fact: Fact) -> None:
     Evidence.objects.for_project(ctx.project).filter(
         pk__in=[e.pk for e in sources], known_until__isnull=True
     ).update(known_until=ctx.now)
-    moved = Evidence.objects.bulk_create(
-        Evidence(
-            project=ctx.project,
-            fact=fact,
-            observation=e.observation,
-            kind=e.kind,
-            byte_start=e.byte_start,
-            byte_end=e.byte_end,
-            quote_sha256=e.quote_sha256,
-            extractor_version=e.extractor_version,
-            authored_by=e.authored_by,
-            asserted_from=e.asserted_from,
-            asserted_precision=e.asserted_precision,
-            created_at=ctx.now,
-        )
-        for e in sources
-    )
+    moved = Evidence.objects.bulk_create(evidence_from(ctx, e, fact) for e in sources)
     web_sources_copy(sources, moved)
 
 
@@ -618,7 +622,7 @@ class SubjectBatch:
         sql = inserts([belief.fact for belief in changed if belief.stored is None])
         sql += self._closing([belief.stored.pk for belief in changed if belief.stored])
         sql += inserts([belief.version(ctx.now) for belief in changed])
-        evidence = [self._evidence(fact, source) for fact, source in written]
+        evidence = [evidence_from(ctx, source, fact) for fact, source in written]
         moved = [source.moved_from for _, source in written]
         if not any(moved):
             sql += inserts(evidence)
@@ -652,22 +656,6 @@ class SubjectBatch:
                 )
             )
         return sql
-
-    def _evidence(self, fact: Fact, source: _Source) -> Evidence:
-        return Evidence(
-            project=self.ctx.project,
-            fact=fact,
-            observation=source.observation,
-            kind=source.kind,
-            byte_start=source.byte_start,
-            byte_end=source.byte_end,
-            quote_sha256=source.quote_sha256,
-            extractor_version=source.extractor_version,
-            authored_by=source.authored_by,
-            asserted_from=source.asserted_from,
-            asserted_precision=source.asserted_precision,
-            created_at=self.ctx.now,
-        )
 
 
 def _close_validity(belief: _Belief, at: datetime, by_fact: Fact, source: Observation) -> None:

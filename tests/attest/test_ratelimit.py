@@ -3,13 +3,21 @@ without a shared cache the counts live in the database, where every process sees
 
 from __future__ import annotations
 
+import time
 import uuid
+import zlib
 
 import pytest
 from django.core.cache import cache
 
 from attest.models import RateCount
-from attest.ratelimit import RateDecision, counts_in_cache, rate_limit
+from attest.ratelimit import (
+    EXPIRY_SLACK,
+    RateDecision,
+    cache_count_key,
+    counts_in_cache,
+    rate_limit,
+)
 from tests.citations.conftest import make_ledger
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def cache_counts():
-    """The tests of django-ratelimit's cache path: counts are there only with Redis."""
+    """The tests of the cache's path: counts are there only with Redis."""
     if not counts_in_cache():
         pytest.skip("counts live in the cache only with CACHE_URL=redis://")
 
@@ -44,7 +52,8 @@ def redis_requests(monkeypatch, cache_counts):
 
 
 def test_a_count_is_one_round_trip_to_redis(redis_requests):
-    # django-ratelimit's add then incr were two; a key evicted between them gave no count.
+    # An add then an incr (django-ratelimit's way) were two; a key evicted between them
+    # gave no count.
     key = f"one-trip-{uuid.uuid4()}"  # Redis keeps counts between runs
     assert rate_limit(key=key, rate="5/m", policy="t").used == 1
     assert redis_requests == ["pipeline:SET,INCRBY"]
@@ -52,20 +61,34 @@ def test_a_count_is_one_round_trip_to_redis(redis_requests):
     assert len(redis_requests) == 2
 
 
-def test_a_count_is_django_ratelimit_s_key_with_its_expiry(cache_counts):
-    # The look (count=False) still reads through django-ratelimit: both must name one key.
+def test_a_count_and_a_look_name_one_key_with_its_expiry(cache_counts):
     key = f"same-key-{uuid.uuid4()}"
     for _ in range(3):
         counted = rate_limit(key=key, rate="5/m", policy="t")
     looked = rate_limit(key=key, rate="5/m", policy="t", count=False)
     assert (looked.used, counted.used) == (3, 3)
-    from django_ratelimit import ALL
-    from django_ratelimit.core import _get_window, _make_cache_key
-
-    name = cache.client.make_key(_make_cache_key("attest:t", _get_window(key, 60), "5/m", key, ALL))
+    name, _ = cache_count_key("attest:t", key, "5/m", time.time())
     client = cache.client.get_client(write=True)
-    assert client.get(name) == b"3"
-    assert 60 < client.ttl(name) <= 65  # the window and django-ratelimit's 5 s of slack
+    assert client.get(cache.client.make_key(name)) == b"3"
+    assert 60 < client.ttl(cache.client.make_key(name)) <= 60 + EXPIRY_SLACK
+
+
+def test_a_cache_key_keeps_the_form_counts_had_before():
+    # django-ratelimit named these counts before attest.ratelimit did: "rl:" and the SHA-256
+    # of group, rate in seconds, key and window end. The same names keep the counts made
+    # before an upgrade (or by a process not yet upgraded) in the same window.
+    import hashlib
+
+    key, now = "10.0.0.1", 1_800_000_000.0
+    name, end = cache_count_key("attest:unpaid", key, "300/m", now)
+    assert (end - int(now)) in range(60) and end % 60 == zlib.crc32(key.encode()) % 60
+    digest = hashlib.sha256(f"attest:unpaid300/60s{key}{end}".encode()).hexdigest()
+    assert name == "rl:" + digest
+    # A window is (end - 60, end]: at its last second it is still this one, then the next.
+    assert cache_count_key("attest:unpaid", key, "300/m", end)[1] == end
+    assert cache_count_key("attest:unpaid", key, "300/m", end + 1)[1] == end + 60
+    # A one-second window ends at the second it is in.
+    assert cache_count_key("attest:unpaid", key, "5/s", now)[1] == int(now)
 
 
 def test_a_ledger_call_whose_count_cannot_be_read_is_503_unavailable(monkeypatch, cache_counts):
@@ -85,7 +108,7 @@ def test_a_ledger_call_whose_count_cannot_be_read_is_503_unavailable(monkeypatch
 
 
 class _Clock:
-    """time.time for django-ratelimit: each count's window is found at one second and its
+    """time.time for the cache's path: each count's window is found at one second and its
     time left reckoned at the next (every window ends while the call is counted)."""
 
     def __init__(self, start: float) -> None:
@@ -102,10 +125,10 @@ class _Clock:
 def test_a_window_that_ends_while_a_call_is_counted_is_no_refusal(monkeypatch, cache_counts):
     # time_left came out -1 and the limiter took it for a failed cache: a 429 for a caller
     # far under the limit (a "/s" rate meets this at nearly every second's edge).
-    import django_ratelimit.core
+    import attest.ratelimit
 
     now = 1_800_000_000.0
-    monkeypatch.setattr(django_ratelimit.core, "time", _Clock(now))
+    monkeypatch.setattr(attest.ratelimit, "time", _Clock(now))
     decision = rate_limit(key="edge", rate="100/s", policy="t")
     assert decision.allowed
     assert (decision.used, decision.reset) == (1, 0)

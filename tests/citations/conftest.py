@@ -38,6 +38,13 @@ class Ledger:
     def recall(self, subject: str, **extra):
         return self.client.post("/v1/recall", {"subject": subject, **extra}, format="json")
 
+    def ranked(self, subject: str, **extra) -> list[tuple[str, str, float]]:
+        """Recall (with ``query`` among ``extra`` for a ranked one) and return the facts as
+        (predicate, value, score), in the order given; the call must answer 200."""
+        response = self.recall(subject, **extra)
+        assert response.status_code == 200, response.content
+        return [(f["predicate"], f["value"], f["score"]) for f in response.json()["facts"]]
+
 
 def make_ledger() -> Ledger:
     project = ProjectFactory()

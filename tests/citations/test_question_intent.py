@@ -18,11 +18,6 @@ pytestmark = pytest.mark.django_db
 AT = "2026-03-04T10:00:00Z"
 
 
-def ranked(response) -> list[tuple[str, str, float]]:
-    assert response.status_code == 200, response.content
-    return [(f["predicate"], f["value"], f["score"]) for f in response.json()["facts"]]
-
-
 @pytest.fixture
 def olu(ledger):
     ledger.ingest(
@@ -39,57 +34,57 @@ def olu(ledger):
 
 def test_a_question_of_stop_words_only_is_answered_from_its_question_words(olu):
     assert fts5_question("where is he from?") == ""
-    facts = ranked(olu.recall("olu", query="where is he from?"))
+    facts = olu.ranked("olu", query="where is he from?")
     assert facts[0][:2] == ("from", "Lagos")
-    assert ranked(olu.recall("olu", query="where is he?"))[0][:2] == ("lives_in", "Oslo")
-    assert ranked(olu.recall("olu", query="when is it?"))[0][:2] == ("birthday", "04-02")
-    assert ranked(olu.recall("olu", query="who is she?"))[0][:2] == ("has_partner", "Ingrid")
+    assert olu.ranked("olu", query="where is he?")[0][:2] == ("lives_in", "Oslo")
+    assert olu.ranked("olu", query="when is it?")[0][:2] == ("birthday", "04-02")
+    assert olu.ranked("olu", query="who is she?")[0][:2] == ("has_partner", "Ingrid")
     # Question words that ask for no kind of fact still find nothing.
-    assert ranked(olu.recall("olu", query="what is it?")) == []
+    assert olu.ranked("olu", query="what is it?") == []
 
 
 def test_what_someone_does_ranks_the_job_above_the_employer(olu):
     for question in ("what does he do?", "what work does he do?", "what does he do for work?"):
-        facts = ranked(olu.recall("olu", query=question))
+        facts = olu.ranked("olu", query=question)
         assert facts[0][:2] == ("job_title", "illustrator"), (question, facts)
 
 
 def test_how_asks_for_a_preference_that_shares_no_word_with_it(olu):
-    facts = ranked(olu.recall("olu", query="how should replies be formatted?"))
+    facts = olu.ranked("olu", query="how should replies be formatted?")
     assert facts[0][:2] == ("prefers", "short answers")
 
 
 def test_a_word_the_fact_shares_still_outranks_a_question_word(olu):
     # "where" asks for a place, lives_in first; "work" names the employer.
-    facts = ranked(olu.recall("olu", query="where does he work?"))
+    facts = olu.ranked("olu", query="where does he work?")
     assert facts[0][:2] == ("works_at", "Ogilvy")
     assert all(0 < score <= 1 for _, _, score in facts)
     assert [s for _, _, s in facts] == sorted((s for _, _, s in facts), reverse=True)
 
 
 def test_as_of_and_predicate_still_apply_to_facts_found_by_intent(olu):
-    before = ranked(
-        olu.recall("olu", query="where is he from?", as_of={"valid_at": "2026-01-04T12:00:00Z"})
+    before = olu.ranked(
+        "olu", query="where is he from?", as_of={"valid_at": "2026-01-04T12:00:00Z"}
     )
     assert [f[:2] for f in before] == [("from", "Lagos")]
-    only = ranked(olu.recall("olu", query="where is he from?", predicate="lives_in"))
+    only = olu.ranked("olu", query="where is he from?", predicate="lives_in")
     assert [f[:2] for f in only] == [("lives_in", "Oslo")]
 
 
 def test_intent_reaches_only_the_asked_subject_of_the_callers_project(olu, other_ledger):
     other_ledger.ingest("olu", ("m1", "I'm from Accra.", AT))
     olu.ingest("someone-else", ("m1", "I'm from Kyiv.", AT))
-    assert [f[:2] for f in ranked(other_ledger.recall("olu", query="where is he from?"))] == [
+    assert [f[:2] for f in other_ledger.ranked("olu", query="where is he from?")] == [
         ("from", "Accra")
     ]
-    values = [f[1] for f in ranked(olu.recall("olu", query="where is he from?"))]
+    values = [f[1] for f in olu.ranked("olu", query="where is he from?")]
     assert "Accra" not in values and "Kyiv" not in values
 
 
 def test_an_erased_subject_is_not_reached_by_intent(olu):
     erased = olu.client.post("/v1/erasures", {"subject": "olu"}, format="json")
     assert erased.status_code == 200, erased.content
-    assert ranked(olu.recall("olu", query="where is he from?")) == []
+    assert olu.ranked("olu", query="where is he from?") == []
 
 
 @pytest.mark.parametrize(

@@ -19,11 +19,6 @@ pytestmark = pytest.mark.django_db
 AT = "2026-03-04T10:00:00Z"
 
 
-def ranked(response) -> list[tuple[str, str, float]]:
-    assert response.status_code == 200, response.content
-    return [(f["predicate"], f["value"], f["score"]) for f in response.json()["facts"]]
-
-
 @pytest.fixture
 def chatty(ledger):
     ledger.ingest(
@@ -36,20 +31,20 @@ def chatty(ledger):
 
 
 def test_a_question_in_plain_words_reaches_the_predicate(chatty):
-    facts = ranked(chatty.recall("u", query="where does she live now?"))
+    facts = chatty.ranked("u", query="where does she live now?")
     assert facts[0][:2] == ("lives_in", "Munich")
     # Berlin was superseded: current on both axes by default.
     assert ("lives_in", "Berlin") not in [f[:2] for f in facts]
-    assert ranked(chatty.recall("u", query="any allergies"))[0][:2] == ("allergic_to", "peanuts")
-    assert ranked(chatty.recall("u", query="does he have pets?"))[0][0] == "has_pet"
-    assert ranked(chatty.recall("u", query="Who is her employer?"))[0][:2] == (
+    assert chatty.ranked("u", query="any allergies")[0][:2] == ("allergic_to", "peanuts")
+    assert chatty.ranked("u", query="does he have pets?")[0][0] == "has_pet"
+    assert chatty.ranked("u", query="Who is her employer?")[0][:2] == (
         "works_at",
         "Acme Robotics",
     )
 
 
 def test_scores_are_between_0_and_1_highest_first(chatty):
-    facts = ranked(chatty.recall("u", query="dog peanuts allergy"))
+    facts = chatty.ranked("u", query="dog peanuts allergy")
     scores = [score for _, _, score in facts]
     assert len(facts) == 2
     assert all(0 < score < 1 for score in scores)
@@ -57,20 +52,20 @@ def test_scores_are_between_0_and_1_highest_first(chatty):
 
 
 def test_stemming_matches_other_forms_of_a_word(chatty):
-    assert ranked(chatty.recall("u", query="living"))[0][:2] == ("lives_in", "Munich")
-    assert ranked(chatty.recall("u", query="robot"))[0][:2] == ("works_at", "Acme Robotics")
+    assert chatty.ranked("u", query="living")[0][:2] == ("lives_in", "Munich")
+    assert chatty.ranked("u", query="robot")[0][:2] == ("works_at", "Acme Robotics")
 
 
 def test_a_question_of_stop_words_only_finds_nothing(chatty):
-    assert ranked(chatty.recall("u", query="what is it?")) == []
+    assert chatty.ranked("u", query="what is it?") == []
 
 
 def test_as_of_and_predicate_still_apply(chatty):
-    facts = ranked(
-        chatty.recall("u", query="where does she live", as_of={"valid_at": "2026-02-01T00:00:00Z"})
+    facts = chatty.ranked(
+        "u", query="where does she live", as_of={"valid_at": "2026-02-01T00:00:00Z"}
     )
     assert [f[:2] for f in facts if f[0] == "lives_in"] == [("lives_in", "Berlin")]
-    only = ranked(chatty.recall("u", query="dog peanuts", predicate="has_pet"))
+    only = chatty.ranked("u", query="dog peanuts", predicate="has_pet")
     assert [f[0] for f in only] == ["has_pet"]
 
 
@@ -125,9 +120,7 @@ def test_a_declared_predicates_synonyms_are_searched(ledger):
     )
     assert authored.status_code == 201, authored.content
     # Only the declared synonyms hold "airplane".
-    assert [f[:2] for f in ranked(ledger.recall("u", query="on the airplane?"))] == [
-        ("prefers_seat", "3C")
-    ]
+    assert [f[:2] for f in ledger.ranked("u", query="on the airplane?")] == [("prefers_seat", "3C")]
 
 
 def test_every_builtin_predicate_has_synonyms_and_a_vocabulary():
@@ -169,7 +162,7 @@ def test_erasure_removes_the_indexed_text(chatty):
     assert not FactSearch.objects.exists()
     # Nor in the index's own storage (FTS5's segment rows on SQLite).
     assert columns_holding("Munich", "peanuts") == []
-    assert ranked(chatty.recall("u", query="where does she live")) == []
+    assert chatty.ranked("u", query="where does she live") == []
 
 
 def test_erasing_a_message_removes_its_facts_text_only(chatty):
@@ -178,7 +171,7 @@ def test_erasing_a_message_removes_its_facts_text_only(chatty):
     text = _indexed_text()
     assert "peanut" not in text and "rex" not in text
     assert "munich" in text
-    assert ranked(chatty.recall("u", query="any allergies")) == []
+    assert chatty.ranked("u", query="any allergies") == []
 
 
 def test_a_correction_is_indexed_in_the_same_transaction(chatty):
@@ -189,11 +182,11 @@ def test_a_correction_is_indexed_in_the_same_transaction(chatty):
         format="json",
     )
     assert retracted.status_code == 200, retracted.content
-    assert ranked(chatty.recall("u", query="where does she live"))[0][:2] == ("lives_in", "Hamburg")
+    assert chatty.ranked("u", query="where does she live")[0][:2] == ("lives_in", "Hamburg")
 
 
 def test_another_projects_credential_ranks_nothing(chatty, other_ledger):
-    assert ranked(other_ledger.recall("u", query="where does she live")) == []
+    assert other_ledger.ranked("u", query="where does she live") == []
 
 
 @pytest.mark.parametrize(
@@ -227,17 +220,17 @@ def test_any_question_is_searched_never_parsed_as_query_syntax(chatty, question)
 
 
 def test_a_word_of_the_question_finds_its_fact_whatever_surrounds_it(chatty):
-    facts = ranked(chatty.recall("u", query='-munich OR "berlin" NOT'))
+    facts = chatty.ranked("u", query='-munich OR "berlin" NOT')
     assert facts[0][:2] == ("lives_in", "Munich")
 
 
 def _versions_statement(ledger, query: str) -> tuple[str, int]:
     """The SQL of the read of the found facts' versions, and how many facts recall showed."""
     with CaptureQueriesContext(connection) as queries:
-        response = ledger.recall("u", query=query)
+        shown = ledger.ranked("u", query=query)
     found = [q["sql"] for q in queries.captured_queries if "citations_factversion" in q["sql"]]
     assert len(found) == 1, found
-    return found[0], len(ranked(response))
+    return found[0], len(shown)
 
 
 def test_the_versions_are_read_by_one_statement_whatever_the_number_found(chatty):
