@@ -206,7 +206,8 @@ def request_rate(env: environ.Env, name: str, default: str) -> str:
     """Read a rate such as ``600/m`` (or ``10/5m``), refusing anything else."""
     value = env.str(name, default=default).strip()
     match = _RATE.fullmatch(value)
-    if match is None or int(match.group(1)) < 1:
+    # A count or a window of 0 (``10/0m``) would refuse every request or divide by zero.
+    if match is None or int(match.group(1)) < 1 or int(match.group(2) or 1) < 1:
         raise ImproperlyConfigured(f"{name} must look like 600/m (count/unit), got {value!r}.")
     return value
 

@@ -119,7 +119,7 @@ def test_each_credential_has_a_request_budget(ledger, settings):
     assert refused["RateLimit-Policy"] == '"ledger";q=2;w=86400'
 
 
-@pytest.mark.parametrize("value", ["fast", "0/m", "10/week", "10"])
+@pytest.mark.parametrize("value", ["fast", "0/m", "10/0m", "10/00h", "10/week", "10"])
 def test_a_malformed_ledger_rate_stops_start_up(value, monkeypatch):
     import environ
     from django.core.exceptions import ImproperlyConfigured
