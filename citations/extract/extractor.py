@@ -648,7 +648,7 @@ NOT_NAMES = frozenset(
 )
 # Words that point elsewhere instead of naming a value: "I live there" says nothing.
 VAGUE_VALUES = frozenset(
-    {"it", "there", "here", "them", "that", "this", "him", "her", "you", "one"}
+    {"it", "there", "here", "them", "that", "this", "him", "her", "you", "one", "home"}
 )
 
 # A value that starts with one of these points at something else too.
@@ -666,9 +666,12 @@ IMPLIED_SUBJECTS: tuple[tuple[str, str], ...] = (
     ),
     (rf"(?:an? )?(?:strict )?{_DIETS}", "i'm "),
     (
-        r"(?:live in|work (?:at|for|as)|worked (?:at|for)|used to (?:live|work)|grew up|moved to|"
-        r"relocated to|speak|prefer|hate|dislike|loathe|detest|"
-        rf"can{_APOS}t stand|(?:mostly |mainly |usually |also )?(?:code in|program in|write|use)|"
+        r"(?:live in|work (?:at|for|as)|worked (?:at|for)|used to (?:live|work)|grew up|"
+        # "moved to the next chapter", "hate to ask", "write python for me", "dislike
+        # button": figures of speech and requests, not the user's facts.
+        r"(?:moved|relocated) to (?!the\b|a\b|an\b|my\b)|speak|prefer|hate(?! to\b)|loathe|"
+        rf"detest|can{_APOS}t stand|(?:mostly |mainly |usually |also )(?:write|use)|"
+        r"(?:mostly |mainly |usually |also )?(?:code in|program in)|"
         r"(?:just )?(?:joined|started at|started working|landed|got a (?:new )?job)|"
         r"come from|was born|wear|rely on|teach (?:at|in))",
         "i ",

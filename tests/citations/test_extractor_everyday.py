@@ -217,6 +217,11 @@ def test_terse_and_listed_everyday_phrasing_gives_the_facts(text, expected):
         "Actually, I think I use Vim.",
         "I use Ruby, I guess.",
         "like I said, it broke",
+        "hate to ask but can you help",
+        "write python for me",
+        "dislike button is broken",
+        "moved to the next chapter",
+        "work at home today",
         "I don't like coffee.",
     ],
 )
