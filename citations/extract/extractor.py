@@ -22,6 +22,16 @@ Rules, in order, for each clause of a message (when in doubt, no fact):
   in the quote and dates the fact; a statement before a question in the same sentence
   (QUESTION_TAIL: "I love chess, any clubs near me?") counts; chat fillers (FILLERS)
   end a value;
+- a clause with its subject left out ("based in Oslo", "mostly write Go") is read with
+  the subject its opening verb implies (IMPLIED_SUBJECTS); an adverb may come before the
+  subject ("Currently I work for…", lead words);
+- an introduction reads what follows it ("I'm Ada, a data scientist", "I'm Idris, 41,
+  work at Unilever", "I'm Kit, she/her pronouns"; a lower-case name only before a
+  job), and a fact may come with another ("I work for Bosch as an engineer", "I live in
+  Derry with my husband Conor"): ``_read_alongside``;
+- a list closed by "and" keeps its commas ("kayaking, chess and old films"); a clause of
+  someone or something else (", she might…", "but that's not…") is a clause of its own,
+  so its doubt does not void the first one's fact;
 - a clause that corrects an earlier message ("I meant X, not Y", "make that X", "I live
   in X, not Y", "Actually, I live in X") is a Correction, not a fact (``read``); which
   earlier fact it corrects is ``correction_target``'s rule, applied by the ingest service.
@@ -44,7 +54,9 @@ from citations.extract.predicates import cardinality_of
 
 _LEAD = (
     r"^(?:(?:so|well|actually|also|and|oh|btw|by the way|anyway|fyi|now|hi|hello|hey|"
-    r"hi there|hello there|ok|okay|yeah|yes|um|just so you know|for the record),?\s+)*"
+    r"hi there|hello there|ok|okay|yeah|yes|um|just so you know|for the record|"
+    # "Currently I work for…", "These days I live in…": when or where, before the subject.
+    r"currently|these days|nowadays|right now|at the moment|originally|at work),?\s+)*"
 )
 # Straight or typographic apostrophe, as people type them.
 _APOS = "['\u2019]"
@@ -68,11 +80,11 @@ _MONTH_WORD = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november|"
     r"december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b"
 )
-_FAV = r"my (?:all-time |absolute |very )?favou?rite"
+_FAV = r"my (?:all-time |absolute |very )?(?:favou?rite|fave?)"
 _FAVOURITES = {
     "favourite_colour": r"colou?r",
     "favourite_food": r"(?:food|dish|meal|cuisine|snack|dessert)",
-    "favourite_drink": r"(?:drink|beverage|cocktail|beer|wine)",
+    "favourite_drink": r"(?:drink|beverage|cocktail|beer|wine|whisky|whiskey|coffee|tea)",
     "favourite_book": r"(?:book|novel)",
     "favourite_movie": r"(?:movie|film)",
     "favourite_music": (
@@ -93,7 +105,14 @@ _JOBS = (
     r"musician|actor|actress|farmer|cashier|waiter|waitress|barista|veterinarian|vet|"
     r"technician|administrator|founder|co-founder|ceo|cto|cfo|intern|freelancer|"
     r"entrepreneur|recruiter|marketer|salesperson|tester|student|midwife|paralegal|"
-    r"social worker|data scientist|product owner|scrum master|sysadmin|devops engineer)"
+    r"social worker|data scientist|product owner|scrum master|sysadmin|devops engineer|"
+    r"sre|site reliability engineer|physiotherapist|physio|optician|optometrist|"
+    r"radiographer|psychiatrist|paediatrician|pediatrician|receptionist|secretary|clerk|"
+    r"carer|caregiver|hairdresser|barber|butcher|tailor|banker|economist|statistician|"
+    r"mathematician|physicist|chemist|biologist|historian|linguist|artist|painter|"
+    r"dancer|singer|composer|producer|animator|copywriter|coach|instructor|tutor|"
+    r"counsellor|counselor|nanny|courier|builder|welder|gardener|florist|bus driver|"
+    r"truck driver|lorry driver|taxi driver|delivery driver)"
 )
 _DIETS = (
     r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|lacto-vegetarian|"
@@ -220,6 +239,9 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         # "just started at Shopify": the subject left out, as chat leaves it.
         r"just (?:joined|started (?:working )?(?:at|with|for)) (?P<value>.+)",
         rf"{_I_HAVE} been at (?P<value>{_CAP}.+)",
+        # "I just landed a job at Xero", "got a new job with the council".
+        r"(?:i )?(?:just )?(?:landed|got|took|accepted|started) a (?:new )?job (?:at|with) "
+        r"(?P<value>.+)",
         rf"i (?:now |currently )?teach (?:at|in) (?P<value>{_CAP}.+)",
     ),
     "worked_at": (
@@ -257,7 +279,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "from": (
         rf"{_I_AM} (?:originally )?from (?P<value>.+)",
         r"i (?:originally )?come from (?P<value>.+)",
-        r"i grew up in (?P<value>.+)",
+        r"i grew up (?:in|on) (?P<value>.+)",
     ),
     "time_zone": (
         rf"my (?:time ?zone|timezone|tz){_IS} (?P<value>.+)",
@@ -288,7 +310,8 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "has_sibling": (
         rf"(?:i have|{_I_HAVE} got|i've) (?P<value>{_A} (?:(?:older|younger|big|little|twin|"
-        rf"half|step) ?-?)*(?:brother|sister|sibling)s?{_NAMED})",
+        rf"half|step) ?-?)*(?:brother|sister|sibling)s?{_NAMED})"
+        r"(?P<rest>(?:,| in | who | and | too\b).*)?",
         rf"my (?:older |younger |big |little |twin )?(?:brother|sister)(?:'s name is|\u2019s "
         rf"name is| is called| is named) (?P<value>{_NAME})",
     ),
@@ -311,19 +334,24 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "accessibility_need": (
         rf"i (?:rely on|use|need|depend on|wear) {_AIDS}(?: (?:on|for|in|when|to|at|with) .+"
-        r"| sometimes| mostly| every day| daily)?",
+        r"| sometimes| mostly| every day| daily| now| these days)?",
         rf"{_I_AM} (?P<value>{_CONDITIONS})(?P<rest>(?:,| so | and ).*)?",
         r"i have (?P<value>dyslexia|adhd|low vision|tinnitus|colou?r blindness|hearing loss|"
-        r"epilepsy|photosensitive epilepsy|dyspraxia|rsi|limited mobility)",
+        r"epilepsy|photosensitive epilepsy|dyspraxia|rsi|limited mobility)"
+        r"(?P<rest>(?:,| since | and ).*)?",
     ),
     "uses_language": (
         r"i (?:mostly |mainly |primarily |usually |also |now )?(?:use|write|code in|program in|"
         r"develop in|work in|work with|am coding in|'m coding in) (?P<value>.+)",
+        rf"{_I_HAVE} (?:mostly |mainly |always )?(?:used|written|been (?:using|writing|"
+        r"coding in)) (?P<value>.+)",
     ),
     "uses_tool": (
         r"i (?:mostly |mainly |primarily |usually |also |now )?use "
         r"(?P<value>.+)",
         rf"{_I_AM} (?:mostly |mainly |now )?using (?P<value>.+)",
+        # "I've used Linux for a decade", "I've been using Arch since 2015".
+        rf"{_I_HAVE} (?:mostly |mainly |always )?(?:used|been using) (?P<value>.+)",
         r"my (?:editor|ide|shell|browser|os|operating system|laptop|phone) is (?:an? )?"
         r"(?P<value>.+)",
     ),
@@ -334,7 +362,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "likes": (
         r"i (?:really |absolutely |truly )?(?:like|love|enjoy|adore) (?P<value>.+)",
-        rf"{_I_AM} (?:really |so |totally |very )?into (?P<value>.+)",
+        rf"{_I_AM} (?:really |so |totally |very |big |huge )?into (?P<value>.+)",
         rf"{_I_AM} (?:a )?(?:huge |big |massive |great )?fan of (?P<value>.+)",
     ),
     "dislikes": (
@@ -350,8 +378,10 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "diet": (
         rf"{_I_AM_WE_ARE} (?:a |an )?(?:strict |mostly |fully )?(?P<value>{_DIETS})"
         r"(?P<rest>(?:,| since | now| these days| too| and | btw| by the way| \().*)?",
-        rf"(?:i|we) (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet)?",
+        rf"(?:i|we) (?:eat|keep|follow) (?:a |an )?(?P<value>{_DIETS})(?: diet| food)?(?: only)?",
         rf"{_I_AM_WE_ARE} on (?:a |an )?(?P<value>{_DIETS}) diet",
+        rf"{_I_HAVE} been (?:an? )?(?:strict )?(?P<value>{_DIETS})"
+        r"(?P<rest>(?: for | since |,| now| btw).*)?",
         # "I went vegan last year": the diet from then on.
         rf"(?:i|we|{_I_HAVE}|{_WE_HAVE}) (?:went|gone|turned|became|become) "
         rf"(?P<value>{_DIETS}(?: (?:in|on|at|since|last|this|a|an|\d+) .+)?)",
@@ -365,7 +395,11 @@ PATTERNS: dict[str, tuple[str, ...]] = {
 # Predicates whose value is itself a date; validity starts at that date.
 DATE_VALUED = frozenset({"born_on"})
 # Predicates whose value is split on "and" and commas into one fact per item.
-LIST_VALUED = frozenset({"speaks", "allergic_to", "uses_language", "uses_tool", "hobby"})
+LIST_VALUED = frozenset(
+    {"speaks", "allergic_to", "uses_language", "uses_tool", "hobby", "likes", "dislikes"}
+)
+# List predicates whose items are checked one by one against a known kind.
+KIND_CHECKED = frozenset({"uses_language", "uses_tool"})
 # Predicates whose value must be written as a proper name (after "the"): "I'm from the
 # future" and "I was born in a hurry" name no place.
 CAPITALISED = frozenset({"from", "born_in", "has_partner", "speaks", "native_language"})
@@ -527,6 +561,7 @@ FILLERS = (
     " haha",
     " fyi",
     " finally",
+    " at all",
     " myself",
     " so ",
     " (",
@@ -595,6 +630,14 @@ NOT_NAMES = frozenset(
         "free",
         "busy",
         "ready",
+        "same",
+        "me",
+        "everyone",
+        "nobody",
+        "anyone",
+        "someone",
+        "newbie",
+        "noob",
         "mr",
         "mrs",
         "ms",
@@ -605,11 +648,37 @@ NOT_NAMES = frozenset(
 )
 # Words that point elsewhere instead of naming a value: "I live there" says nothing.
 VAGUE_VALUES = frozenset(
-    {"it", "there", "here", "them", "that", "this", "him", "her", "you", "one"}
+    {"it", "there", "here", "them", "that", "this", "him", "her", "you", "one", "home"}
 )
 
 # A value that starts with one of these points at something else too.
-POINTING_WORDS = VAGUE_VALUES - {"one"} | {"when", "what", "how", "us", "everyone"}
+POINTING_WORDS = VAGUE_VALUES - {"one"} | {"when", "what", "how", "us", "everyone", "your"}
+
+# Chat leaves the subject out ("based in Oslo", "mostly write Go", "allergic to cats"):
+# a clause opening with one of these verbs is read with the subject it implies. Verbs that
+# also open a request, a thanks or an aside ("like I said", "love the idea") are not
+# among them.
+IMPLIED_SUBJECTS: tuple[tuple[str, str], ...] = (
+    (
+        r"(?:based|living|staying|settled|allergic|originally from|into|big into|really into|"
+        r"(?:a )?(?:huge |big )?fan of|married to|fluent in|working (?:at|for)|employed)",
+        "i'm ",
+    ),
+    (rf"(?:an? )?(?:strict )?{_DIETS}", "i'm "),
+    (
+        r"(?:live in|work (?:at|for|as)|worked (?:at|for)|used to (?:live|work)|grew up|"
+        # "moved to the next chapter", "hate to ask", "write python for me", "dislike
+        # button": figures of speech and requests, not the user's facts.
+        r"(?:moved|relocated) to (?!the\b|a\b|an\b|my\b)|speak|prefer|hate(?! to\b)|loathe|"
+        rf"detest|can{_APOS}t stand|(?:mostly |mainly |usually |also )(?:write|use)|"
+        r"(?:mostly |mainly |usually |also )?(?:code in|program in)|"
+        r"(?:just )?(?:joined|started at|started working|landed|got a (?:new )?job)|"
+        r"come from|was born|wear|rely on|teach (?:at|in))",
+        "i ",
+    ),
+    (r"been", "i've "),
+    (r"(?:fave?|favou?rite) \w+ is", "my "),
+)
 
 RULES_VERSION = "v3"
 
@@ -620,6 +689,7 @@ def _rules_hash() -> str:
         "predicates": {name: [cardinality_of(name), PATTERNS[name]] for name in PATTERNS},
         "date_valued": sorted(DATE_VALUED),
         "list_valued": sorted(LIST_VALUED),
+        "kind_checked": sorted(KIND_CHECKED),
         "capitalised": sorted(CAPITALISED),
         "own_words": OWN_WORDS,
         "sentences": _SENTENCE_RE.pattern,
@@ -640,6 +710,15 @@ def _rules_hash() -> str:
         "fronted": _FRONTED_RE.pattern,
         "front_only": _FRONT_ONLY_RE.pattern,
         "question_tail": _QUESTION_TAIL_RE.pattern,
+        "implied_subjects": IMPLIED_SUBJECTS,
+        "alongside": [
+            _JOB_ONLY_RE.pattern,
+            _PRONOUNS_ONLY_RE.pattern,
+            _LOWER_NAME_RE.pattern,
+            _AS_JOB_RE.pattern,
+            _WITH_PARTNER_RE.pattern,
+        ],
+        "lists": [_AS_WELL_AS_RE.pattern, _COMMA_LIST_RE.pattern],
         "dates": DATE_PATTERNS,
     }
     canonical = json.dumps(rules, sort_keys=True, separators=(",", ":"))
@@ -673,9 +752,18 @@ _DOUBT_SPAN = max(len(word) for word in (*HEDGES, *NEGATIONS))
 # Sentences end at . ! ? or a line break; clauses split further at ";", ": " and at
 # ", and I" / " and I" / ", but my" so each first-person statement stands alone.
 _SENTENCE_RE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+(?:[.!?\u3002\uff01\uff1f]+|(?=\n)|$)")
+_THIRD_TAIL = (
+    rf"(?:{_APOS}s|{_APOS}re)?\b(?!/)(?!\s+(?:says?|said|told|tells|thinks?|reckons?|claims?|"
+    r"believes?|seems?|seemed|heard)\b)"
+)
 _CLAUSE_SPLIT_RE = re.compile(
     r"\s*;\s*|:\s+|,?\s+(?:and|but|plus|also|so)\s+(?=(?:i|i'm|i've|my|we)\b)"
-    rf"|,\s+(?=(?:my|i{_APOS}m|i am|i{_APOS}ve|we|we{_APOS}re|we{_APOS}ve)\b)",
+    rf"|,\s+(?=(?:my|i{_APOS}m|i am|i{_APOS}ve|we|we{_APOS}re|we{_APOS}ve)\b)"
+    # ", I wear hearing aids": a new subject, but not "…, I guess" (a hedge of the first).
+    r"|,\s+(?=i\s+(?!guess|think|believe|suppose|hope|mean|wish|feel|reckon|know)\w)"
+    # "…, she might like it too", "… but that's not …": someone or something else's clause,
+    # whose doubt is not the first one's; "…, they say" stays (a hedge of the first).
+    rf"|(?:,\s+|,?\s+(?:and|but|so)\s+)(?=(?:he|she|they|it|that){_THIRD_TAIL})",
     re.IGNORECASE,
 )
 # "I love bouldering, is there a gym near me?": the statement before the question stands.
@@ -698,6 +786,27 @@ _FRONTED_RE = re.compile(
 # Full stops, exclamation and question marks, ASCII and full-width.
 _TERMINALS = ".!?\u3002\uff01\uff1f"
 _ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_LEAD_RE = re.compile(_LEAD, re.IGNORECASE)
+# "X as well as Y" lists two items, as "X and Y" does.
+_AS_WELL_AS_RE = re.compile(r" as well as (?=\w)")
+# A list of short items closed by "and" or "or": "prints, linocuts and old maps".
+_COMMA_LIST_RE = re.compile(r"^[^,;:]{1,40}(?:,\s*[^,;:]{1,40}?)+,?\s+(?:and|or|&)\s+[^,;:]+")
+_IMPLIED_RES = tuple(
+    (re.compile(opening + r"\b", re.IGNORECASE), subject) for opening, subject in IMPLIED_SUBJECTS
+)
+# "a history teacher", "QA engineer", "freelance illustrator at a studio": a job alone.
+_JOB_ONLY_RE = re.compile(
+    rf"^(?:an? )?(?:[\w-]+ ){{0,3}}?{_JOBS}(?: (?:at|for|in|with|on) .+)?$", re.IGNORECASE
+)
+_PRONOUNS_ONLY_RE = re.compile(r"^(?P<value>[a-z]+/[a-z]+(?:/[a-z]+)?)(?: pronouns)?$", re.I)
+_LOWER_NAME_RE = re.compile(rf"^{_I_AM} (?P<value>[a-z][a-z'\u2019-]+)(?P<rest>,.+)$")
+_INTRO_REST_RE = re.compile(rf"^{_LEAD}{_I_AM} {_NAME}(?P<rest>,.+)$", re.IGNORECASE)
+_AS_JOB_RE = re.compile(rf"\bas (?P<value>(?:an? )?(?:[\w-]+ ){{0,3}}?{_JOBS})\b", re.IGNORECASE)
+_WITH_PARTNER_RE = re.compile(
+    r"\bwith (?P<phrase>my (?:wife|husband|partner|spouse|girlfriend|boyfriend|"
+    rf"fianc[ée]e?) {_CAP}[\w'\u2019-]*)",
+    re.IGNORECASE,
+)
 
 EXTRACTOR_VERSION = f"extract/{RULES_VERSION}:{_rules_hash()}"
 
@@ -738,7 +847,9 @@ def _clauses(text: str) -> list[tuple[int, int, str, int]]:
         pieces.append((cursor, len(core)))
         # "Since last spring, I've lived in Oslo": the phrase of time stays with its clause.
         for index in range(len(pieces) - 2, -1, -1):
-            if _FRONT_ONLY_RE.match(core[pieces[index][0] : pieces[index][1]].lstrip()):
+            piece = core[pieces[index][0] : pieces[index][1]].lstrip()
+            # "Actually, I live in Aarhus": lead words alone stay with their clause too.
+            if _FRONT_ONLY_RE.match(piece) or _LEAD_RE.fullmatch(piece + " "):
                 pieces[index : index + 2] = [(pieces[index][0], pieces[index + 1][1])]
         if tail:
             pieces = [
@@ -771,6 +882,19 @@ def _cut_value(value: str, predicate: str) -> tuple[str, str]:
     """Split the captured tail into the value and the qualifying words after it."""
     stops = (*(VALUE_STOPS_BY_PREDICATE.get(predicate) or VALUE_STOPS), *FILLERS)
     lowered = value.lower()
+    if predicate in LIST_VALUED:
+        # "Gaelic as well as English": two items, and no "well" cuts the first.
+        lowered = _AS_WELL_AS_RE.sub(lambda m: " " * len(m.group(0)), lowered)
+        closing = re.search(r"\s(?:and|or|&)\s", lowered)
+        comma = lowered.find(",", closing.end()) if closing else -1
+        if comma > 0 and ";" in stops:
+            # "climbing and knitting, weirdly…": the comma after a closed list ends it.
+            lowered = lowered[:comma] + ";" + lowered[comma + 1 :]
+        listed = _COMMA_LIST_RE.match(lowered)
+        if listed is not None and "," in stops:
+            # "I love prints, linocuts and old maps": a list closed by "and" holds its commas.
+            stops = tuple(stop for stop in stops if stop != ",")
+            lowered = lowered[: listed.end()] + lowered[listed.end() :].replace(",", ";", 1)
     cut = len(value)
     for stop in stops:
         index = lowered.find(stop)
@@ -788,7 +912,7 @@ def value_key(value: str) -> str:
 
 
 def _split_list(value: str) -> list[str]:
-    parts = re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s*&\s*", value)
+    parts = re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+as well as\s+|\s*&\s*", value)
     return [part.strip() for part in parts if part.strip()]
 
 
@@ -837,14 +961,119 @@ def _read_clause(
     if _FUTURE_RE.search(clause):
         return []
     facts = _read_from(clause, byte_start, terminal, occurred_at)
+    if not facts:
+        facts = _read_implied(clause, byte_start, terminal, occurred_at)
+    if facts:
+        return facts + _read_alongside(clause, byte_start, terminal, occurred_at, facts)
     fronted = _FRONTED_RE.match(clause)
-    if facts or fronted is None:
-        return facts
+    if fronted is None:
+        return _read_introduction(clause, byte_start, terminal, occurred_at)
     body = clause[fronted.end() :]
     facts = _read_from(body, byte_start, terminal, occurred_at)
     if not facts:
         return []
     return _with_front(facts, clause, byte_start, terminal, fronted.group("front"))
+
+
+def _read_implied(
+    clause: str, byte_start: int, terminal: str, occurred_at: datetime
+) -> list[Extraction]:
+    """A statement whose subject chat leaves out: "based in Oslo", "mostly write Go".
+
+    The clause is read with the subject its opening verb implies (IMPLIED_SUBJECTS) put
+    back; the quote stays the clause as written.
+    """
+    lead = _LEAD_RE.match(clause)
+    body = clause[lead.end() :] if lead else clause
+    for opening, subject in _IMPLIED_RES:
+        if opening.match(body):
+            facts = _read_from(subject + body, byte_start, terminal, occurred_at)
+            return _requoted(facts, clause, byte_start, terminal)
+    return []
+
+
+def _read_introduction(
+    clause: str, byte_start: int, terminal: str, occurred_at: datetime
+) -> list[Extraction]:
+    """ "im nadia, freelance illustrator": a name written in lower case, with a job after it.
+
+    Nothing else tells "im nadia" from "im tired" ("Still here" and "Same here" are why
+    "<Name> here" is no introduction either).
+    """
+    lower = _LOWER_NAME_RE.match(clause)
+    if lower is None:
+        return []
+    jobs = _read_pieces(lower.group("rest"), byte_start, terminal, occurred_at, clause)
+    if not any(fact.predicate == "job_title" for fact in jobs):
+        return []
+    name = _read_from(f"my name is {lower.group('value')}", byte_start, ".", occurred_at)
+    return _requoted(name, clause, byte_start, terminal) + jobs
+
+
+def _read_alongside(
+    clause: str,
+    byte_start: int,
+    terminal: str,
+    occurred_at: datetime,
+    facts: list[Extraction],
+) -> list[Extraction]:
+    """Facts stated alongside the clause's own: "I'm Tane, 28, live in Wellington" (the
+    pieces after an introduced name), "I work for Atlassian as a QA engineer" (a job
+    after an employer), "I live in Inverness with my wife Morag" (a partner by name).
+    """
+    found: list[Extraction] = []
+    predicates = {fact.predicate for fact in facts}
+    if predicates == {"name"}:
+        intro = _INTRO_REST_RE.match(clause)
+        if intro is not None:
+            found += _read_pieces(intro.group("rest"), byte_start, terminal, occurred_at, clause)
+    if "works_at" in predicates and "job_title" not in predicates:
+        job = _AS_JOB_RE.search(clause)
+        if job is not None:
+            read = _read_from(f"i work as {job.group('value')}", byte_start, ".", occurred_at)
+            found += _requoted(read, clause, byte_start, terminal)
+    if "has_partner" not in predicates:
+        partner = _WITH_PARTNER_RE.search(clause)
+        if partner is not None:
+            read = _read_from(partner.group("phrase"), byte_start, ".", occurred_at)
+            found += _requoted(read, clause, byte_start, terminal)
+    return [fact for fact in found if fact.predicate not in predicates]
+
+
+def _read_pieces(
+    rest: str, byte_start: int, terminal: str, occurred_at: datetime, clause: str
+) -> list[Extraction]:
+    """Each comma piece of an introduction's rest, read as a job or a subjectless clause."""
+    found: list[Extraction] = []
+    for piece in rest.split(","):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if _PRONOUNS_ONLY_RE.match(piece):
+            pronouns = _PRONOUNS_ONLY_RE.match(piece)
+            assert pronouns is not None
+            read = _read_from(
+                f"my pronouns are {pronouns.group('value')}", byte_start, ".", occurred_at
+            )
+        elif _JOB_ONLY_RE.match(piece):
+            article = "" if re.match(r"an? ", piece, re.IGNORECASE) else "a "
+            read = _read_from(f"i am {article}{piece}", byte_start, ".", occurred_at)
+        else:
+            read = _read_implied(piece, byte_start, ".", occurred_at)
+        found += _requoted(read, clause, byte_start, terminal)
+    return found
+
+
+def _requoted(
+    facts: list[Extraction], clause: str, byte_start: int, terminal: str
+) -> list[Extraction]:
+    """Facts read from a rewording of ``clause``, quoting the clause as written."""
+    end = byte_start + len(clause.encode("utf-8"))
+    statement = clause + (terminal.strip()[:1] or ".")
+    return [
+        replace(fact, quote=clause, statement=statement, byte_start=byte_start, byte_end=end)
+        for fact in facts
+    ]
 
 
 def _read_from(
@@ -911,6 +1140,9 @@ def _facts_from(
     value, valid_from, precision = read
     items = _split_list(value) if predicate in LIST_VALUED else [value]
     items = [item for item in items if value_key(item)]
+    if predicate in KIND_CHECKED and len(items) > 1 and _items_fit(predicate, items[:1]):
+        # "I mostly write Go, some Python": the items of the kind stand.
+        items = [item for item in items if _items_fit(predicate, [item])]
     if not items or not _items_fit(predicate, items):
         return []
     byte_end = byte_start + len(clause.encode("utf-8"))
@@ -1063,7 +1295,7 @@ _NOT_TAIL = r",?\s+(?:actually,?\s+)?(?:not|rather than|instead of)\s+(?P<wrong>
 _CORRECTIONS = tuple(
     re.compile(_CORRECTION_LEAD + pattern + "$", re.IGNORECASE)
     for pattern in (
-        rf"i meant (?P<value>[^,]+?)(?:{_NOT_TAIL})?",
+        rf"i meant (?P<value>[^,]+?)(?:{_NOT_TAIL}(?P<after>,.*)?)?",
         rf"(?:make|change) (?:that|it) (?:to )?(?P<value>[^,]+?)(?:{_NOT_TAIL})?(?P<rest>,.*)?",
     )
 )

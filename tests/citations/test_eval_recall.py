@@ -6,11 +6,18 @@ through the recall selector with ``query``; the figures are printed (``-s``) and
 - the first set (conversations.json): recall@3 at least 0.9 (issue 36), and the answering
   fact current for nine questions in ten once its conversation is ingested;
 - the held-out set (conversations_2.json, written before recall ranked by the question's
-  intent and not tuned on): recall@3 at least 0.58, its figure when that ranking came
-  (33 of 56; the extractor stores the answering fact for 34), and the ranking finds at
-  least nine in ten of the answering facts that are stored.
+  intent and not tuned on): recall@3 at least 0.71, its figure once the extractor read
+  everyday phrasing (40 of 56, the answering fact stored for 42; 33 of 56 and 34 when
+  that ranking came), and the ranking finds at least nine in ten of the stored answers;
+- the third set (conversations_3.json, everyday voices, written and measured before the
+  rules for everyday phrasing were widened, and not tuned on): recall@3 within its
+  figures with those rules (THIRD_HITS; the answering fact stored for 60; 34 hits and 35
+  stored before them), and the ranking finds at least 85 in 100 of the stored answers.
+  On SQLite two facts of one clause ("I speak Spanish and English") tie for third place,
+  and the ranking breaks a tie by the facts' random ids, so one question is found in
+  some runs and not others: the quote gives both counts.
 
-README.md quotes both figures; the tests fail when the quote is not the measurement.
+README.md quotes the three figures; the tests fail when the quote is not the measurement.
 """
 
 from __future__ import annotations
@@ -18,14 +25,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
-from tests.citations.eval.measure import HELD_OUT
+from tests.citations.eval.measure import HELD_OUT, THIRD
 from tests.citations.eval.recall import RecallScore, ingest_all, recall_at_3
 from tests.citations.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db(transaction=False)
 
 README = Path(__file__).parents[2] / "README.md"
+# The third set's hits as measured with the rules for everyday phrasing, by database.
+THIRD_HITS = {"SQLite": (51, 52), "PostgreSQL": (53, 53)}
 
 
 def _quoted(score: RecallScore) -> str:
@@ -63,7 +73,27 @@ def test_recall_at_3_over_the_held_out_set_holds_its_figure():
     misses = _report("held-out set", score)
     assert score.questions >= 50
     assert score.hits >= 0.9 * score.stored, misses
-    assert score.recall_at_3() >= 0.58, misses
+    assert score.recall_at_3() >= 0.71, misses
     readme = " ".join(README.read_text(encoding="utf-8").split())
     assert f"and {_quoted(score)} on a second, held-out set" in readme
     assert f"answering fact for {score.stored} of the {score.questions} questions" in readme
+
+
+def test_recall_at_3_over_the_third_set_holds_its_figure():
+    project = ProjectFactory()
+    ingest_all(project, THIRD)
+    score = recall_at_3(project, THIRD)
+    misses = _report("third set", score)
+    assert score.questions >= 40
+    assert score.hits >= 0.85 * score.stored, misses
+    database = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}[connection.vendor]
+    low, high = THIRD_HITS[database]
+    assert low <= score.hits <= high, misses
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    third = readme[readme.index("on a third set in everyday voices") :]
+    if low == high:
+        assert f"{_quoted(score)} on {database}" in third
+    else:
+        n = score.questions
+        assert f"{low / n:.3f} or {high / n:.3f} ({low} or {high} of {n}) on {database}" in third
+    assert f"answering fact for {score.stored} of its {score.questions} questions" in readme

@@ -13,6 +13,7 @@ from tests.citations.corpus.measure import compact_table
 from tests.citations.corpus.measure import load as corpus_rows
 from tests.citations.eval.measure import (
     HELD_OUT,
+    THIRD,
     Item,
     all_texts,
     conversations,
@@ -113,6 +114,30 @@ def test_the_held_out_set_is_apart_from_the_corpus_and_the_first_set_and_well_fo
         labelled = {tuple(f) for m in conversation["messages"] for f in m.get("facts", [])}
         for question in conversation["questions"]:
             assert _normal(question["question"]) not in first_questions, question
+            answer = question["answer"]
+            assert answer["predicate"] in BUILTIN_NAMES
+            assert (answer["predicate"], answer["value"]) in labelled, question
+
+
+def test_the_third_set_is_apart_from_the_corpus_and_the_other_sets_and_well_formed():
+    third = conversations(THIRD)
+    earlier = [*conversations(), *conversations(HELD_OUT)]
+    seen = {_normal(row["text"]) for row in corpus_rows()} | {_normal(t) for t in all_texts()}
+    seen |= {_normal(m["text"]) for c in conversations(HELD_OUT) for m in c["messages"]}
+    texts = [m["text"] for c in third for m in c["messages"]]
+    assert [text for text in texts if _normal(text) in seen] == []
+    assert len(texts) == len({_normal(text) for text in texts})
+    assert len(third) >= 6
+    assert all(12 <= len(c["messages"]) <= 25 for c in third)
+    assert sum(len(c["questions"]) for c in third) >= 40
+    assert {c["subject"] for c in earlier}.isdisjoint(c["subject"] for c in third)
+    asked = {_normal(q["question"]) for c in earlier for q in c["questions"]}
+    for conversation in third:
+        labelled = {tuple(f) for m in conversation["messages"] for f in m.get("facts", [])}
+        # Distractors: questions, hedges, wishes, other people's facts, reported speech.
+        assert sum(1 for m in conversation["messages"] if m.get("facts") == []) >= 3
+        for question in conversation["questions"]:
+            assert _normal(question["question"]) not in asked, question
             answer = question["answer"]
             assert answer["predicate"] in BUILTIN_NAMES
             assert (answer["predicate"], answer["value"]) in labelled, question

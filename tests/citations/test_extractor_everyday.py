@@ -148,3 +148,86 @@ def test_a_doubtful_or_questioning_correction_is_none(text):
 
 def test_a_pattern_that_opens_with_a_phrase_of_time_is_read_whole_first():
     assert facts("In my spare time I carve spoons.") == {("hobby", "carve spoons")}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The subject left out, as chat leaves it.
+        ("living in Porto these days", {("lives_in", "Porto")}),
+        ("work for Siemens, mostly on trains", {("works_at", "Siemens")}),
+        ("used to live in Hull", {("lived_in", "Hull")}),
+        ("mainly code in Haskell", {("uses_language", "Haskell")}),
+        ("allergic to sesame", {("allergic_to", "sesame")}),
+        ("been vegan since uni", {("diet", "vegan")}),
+        ("fave sport is handball", {("favourite_sport", "handball")}),
+        # Adverbs of time or place before the subject.
+        ("Nowadays I live in Tartu.", {("lives_in", "Tartu")}),
+        ("Originally I'm from Cádiz.", {("from", "Cádiz")}),
+        # An introduction and what follows it.
+        ("im oskar, civil engineer", {("name", "oskar"), ("job_title", "civil engineer")}),
+        ("I love your answer", set()),
+        ("I'm Ada, a data scientist", {("name", "Ada"), ("job_title", "data scientist")}),
+        ("I'm Idris, 41, work at Unilever", {("name", "Idris"), ("works_at", "Unilever")}),
+        ("I'm Kit, she/her pronouns", {("name", "Kit"), ("pronouns", "she/her")}),
+        # A fact stated alongside another.
+        (
+            "I work for Bosch as a mechanical engineer.",
+            {("works_at", "Bosch"), ("job_title", "mechanical engineer")},
+        ),
+        (
+            "I live in Derry with my husband Conor.",
+            {("lives_in", "Derry"), ("has_partner", "Conor")},
+        ),
+        ("just landed a job at Deloitte", {("works_at", "Deloitte")}),
+        # Lists.
+        (
+            "I love kayaking, chess and old films",
+            {("likes", x) for x in ("kayaking", "chess", "old films")},
+        ),
+        ("I speak Welsh as well as English.", {("speaks", "Welsh"), ("speaks", "English")}),
+        (
+            "My hobbies are baking and pottery, both messy",
+            {("hobby", "baking"), ("hobby", "pottery")},
+        ),
+        ("I mostly write Go, some Perl for glue", {("uses_language", "Go")}),
+        # Another subject's clause carries its own doubt.
+        ("My wife Ines is a vet, she might open a clinic.", {("has_partner", "Ines")}),
+        ("I'm allergic to kiwi but that's not a problem here", {("allergic_to", "kiwi")}),
+        (
+            "My eyesight is poor, I use a screen magnifier now",
+            {("accessibility_need", "screen magnifier")},
+        ),
+        ("I've used Debian for years", {("uses_tool", "Debian")}),
+    ],
+)
+def test_terse_and_listed_everyday_phrasing_gives_the_facts(text, expected):
+    assert facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "im tired, long day",  # a lower-case word after "im" is a name only before a job
+        "same here",
+        "Still here: more questions",
+        "Engineer here.",
+        "love the idea, thanks",
+        "I live in Leeds, they say.",
+        "Actually, I think I use Vim.",
+        "I use Ruby, I guess.",
+        "like I said, it broke",
+        "hate to ask but can you help",
+        "write python for me",
+        "dislike button is broken",
+        "moved to the next chapter",
+        "work at home today",
+        "I don't like coffee.",
+    ],
+)
+def test_terse_phrasing_still_gives_no_fact_when_in_doubt(text):
+    found = facts(text)
+    assert all(
+        p not in {"name", "lives_in", "uses_language", "uses_tool", "dislikes"} for p, _ in found
+    ), found
+    assert ("likes", "the idea") not in found
