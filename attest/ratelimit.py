@@ -23,10 +23,12 @@ from typing import cast
 from django.conf import settings
 from django.core.cache import caches
 from django.db import connection
+from django.db.models import QuerySet
 from django_redis.cache import RedisCache
 
 from attest.errors import CountUnreadable
 from attest.models import RateCount
+from attest.prepared import PreparedQuery, first_of
 from attest.shared_state import in_redis
 
 _RATE = re.compile(r"([0-9]+)/([0-9]*)([smhd])")
@@ -156,9 +158,17 @@ def _database_usage(key: str, rate: str, policy: str, count: bool) -> dict | Non
             _next_sweep = now + SWEEP_SECONDS
             RateCount.objects.filter(window_end__lte=int(now)).delete()
     else:
-        row = RateCount.objects.filter(bucket=bucket, window_end__gt=int(now)).first()
-        used, end = (row.count, row.window_end) if row is not None else (0, end)
+        rows = _CURRENT.rows(None, bucket=bucket, now=int(now))
+        used, end = (rows[0].count, rows[0].window_end) if rows else (0, end)
     return {"count": used, "limit": limit, "time_left": end - int(now)}
+
+
+def _current(_: None, *, bucket: str, now: int) -> QuerySet[RateCount]:
+    return first_of(RateCount.objects.filter(bucket=bucket, window_end__gt=now))
+
+
+# Compiled once (attest.prepared): the look is made at every unpaid call on the database.
+_CURRENT = PreparedQuery(_current, bucket=str, now=int)
 
 
 def _redis_count(group: str, key: str, rate: str) -> dict | None:

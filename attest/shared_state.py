@@ -26,9 +26,11 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 
 from attest.models import SharedState
+from attest.prepared import PreparedQuery, columns, first_of, prepared, run
 
 T = TypeVar("T")
 # change(state) -> (new state or None to forget it, result for the caller)
@@ -58,8 +60,8 @@ def read_state(key: str) -> Any:
     if in_redis():
         raw = redis_connection().get(_redis_key(key))
         return None if raw is None else json.loads(raw)
-    row = SharedState.objects.filter(key=key, expires_at__gt=_now()).first()
-    return None if row is None else row.value
+    rows = _LIVE.rows(None, key=key, now=_now())
+    return rows[0].value if rows else None
 
 
 def redis_connection():
@@ -120,7 +122,8 @@ def _database_change(key: str, change: Change[T], keep_seconds: float) -> T:
 def _database_attempt(key: str, change: Change[T], keep_seconds: float) -> T:
     now = _now()
     with transaction.atomic():
-        row = SharedState.objects.select_for_update().filter(key=key).first()
+        rows = _LOCKED.rows(None, key=key)
+        row = rows[0] if rows else None
         state = row.value if row is not None and row.expires_at > now else None
         new, result = change(state)
         expires = now + timedelta(seconds=keep_seconds)
@@ -128,9 +131,37 @@ def _database_attempt(key: str, change: Change[T], keep_seconds: float) -> T:
             if row is not None:
                 row.delete()
         elif row is not None:
-            SharedState.objects.filter(key=key).update(value=new, expires_at=expires)
+            run(_update_sql(), _update_params(key, new, expires))
         else:
             SharedState.objects.create(key=key, value=new, expires_at=expires)
             # A new key (a new caller's bucket) is when the table grows: drop lapsed rows.
             SharedState.objects.filter(expires_at__lte=now).delete()
     return result
+
+
+# The database store's statements, compiled once (attest.prepared): Django compiled each
+# queryset anew on every change, twice a paid call, for a text that never changes.
+
+
+def _live(_: None, *, key: str, now: datetime) -> QuerySet[SharedState]:
+    return first_of(SharedState.objects.filter(key=key, expires_at__gt=now))
+
+
+def _locked(_: None, *, key: str) -> QuerySet[SharedState]:
+    return first_of(SharedState.objects.select_for_update().filter(key=key))
+
+
+_LIVE = PreparedQuery(_live, key=str, now=datetime)
+_LOCKED = PreparedQuery(_locked, locking=True, key=str)
+
+
+@once
+def _update_sql() -> str:
+    """``SharedState.objects.filter(key=key).update(value=..., expires_at=...)``."""
+    value, expires_at, key = columns(SharedState, "value", "expires_at", "key")
+    table = connection.ops.quote_name(SharedState._meta.db_table)
+    return f"UPDATE {table} SET {value} = %s, {expires_at} = %s WHERE {key} = %s"
+
+
+def _update_params(key: str, value: Any, expires: datetime) -> list[Any]:
+    return prepared(SharedState, value=value, expires_at=expires, key=key)

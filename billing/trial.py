@@ -11,6 +11,7 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
+from attest.prepared import columns, created, prepared, run
 from billing.models import TrialBudget, TrialUse
 
 
@@ -83,7 +84,15 @@ def trial_spent(*, client_ip: str, day: datetime.date) -> int:
 
 
 def trial_record_use(*, client_ip: str, day: datetime.date, route: str, request_id: str) -> None:
-    TrialUse.objects.create(client_ip=client_ip, day=day, route=route, request_id=request_id)
-    TrialBudget.objects.filter(client_ip=trial_bucket(client_ip), day=day).update(
-        spent=F("spent") + 1
-    )
+    # Both statements' texts are built once (attest.prepared): compiling the ORM's insert
+    # and update was most of their CPU, at every charged trial call.
+    created(TrialUse, client_ip=client_ip, day=day, route=route, request_id=request_id)
+    run(_spend_sql(), [1, *prepared(TrialBudget, client_ip=trial_bucket(client_ip), day=day)])
+
+
+@cache
+def _spend_sql() -> str:
+    """``TrialBudget.objects.filter(client_ip=..., day=...).update(spent=F("spent") + 1)``."""
+    table = connection.ops.quote_name(TrialBudget._meta.db_table)
+    ip, day, spent = columns(TrialBudget, "client_ip", "day", "spent")
+    return f"UPDATE {table} SET {spent} = ({table}.{spent} + %s) WHERE ({ip} = %s AND {day} = %s)"

@@ -16,6 +16,7 @@ from x402 import PaymentPayload, PaymentRequirements
 from x402.http import PAYMENT_SIGNATURE_HEADER
 
 from attest.metrics import PAYMENTS_FAILED, PAYMENTS_VERIFIED
+from attest.prepared import created
 from billing.core.payment_header import (
     Authorization,
     MalformedAuthorization,
@@ -382,7 +383,8 @@ def _claim(
     route, matched, payload = call.route, payment.matched, payment.payload
     try:
         with transaction.atomic():
-            claim = PaymentClaim.objects.create(
+            claim = created(
+                PaymentClaim,
                 route=route.name,
                 amount=matched.amount,
                 # A payer may sign "valid until 2**256"; the ledger's column stops at 2**63.

@@ -12,6 +12,7 @@ from django.http import HttpResponse
 from django.utils import timezone
 from x402.http import PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
 
+from attest.prepared import created, saved
 from attest_core.canonical import canonical_json
 from billing.models import PaidAnswer, PaymentClaim
 from billing.pricing import MAX_TIMEOUT_SECONDS
@@ -67,7 +68,8 @@ def answer_store(
     if _stored_since_prune >= PRUNE_EVERY:
         _stored_since_prune = 0
         _prune()
-    return PaidAnswer.objects.create(
+    return created(
+        PaidAnswer,
         claim=claim,
         status_code=rendered.status_code,
         content_type=rendered.content_type,
@@ -79,7 +81,7 @@ def answer_store(
 
 def answer_mark_settled(answer: PaidAnswer, *, payment_response: str) -> None:
     answer.payment_response = payment_response
-    answer.save(update_fields=["payment_response"])
+    saved(answer, ["payment_response"])
 
 
 def answer_discard(claim: PaymentClaim) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime
 import math
+from functools import cache
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from attest.prepared import PreparedQuery, columns, first_of, prepared, run, saved
 from billing.models import MoneyEvent, PaymentClaim
 from billing.pricing import PricedRoute
 from billing.services.credit import top_up_settled
@@ -38,12 +40,35 @@ def settle_lease_end() -> datetime.datetime:
 
 def live_claim(key: dict[str, str]) -> PaymentClaim | None:
     """The claim holding this authorization, if any (released claims hold nothing)."""
-    return PaymentClaim.objects.filter(**key).exclude(state=State.RELEASED).first()
+    found = _LIVE_CLAIM.rows(None, **key)
+    return found[0] if found else None
+
+
+def _live_claim(_: None, **key: str) -> QuerySet[PaymentClaim]:
+    return first_of(PaymentClaim.objects.filter(**key).exclude(state=State.RELEASED))
+
+
+# The statements of every x402 call, their texts built once (attest.prepared): compiling
+# the ORM's querysets was most of each one's CPU.
+_LIVE_CLAIM = PreparedQuery(_live_claim, network=str, asset=str, payer=str, nonce=str)
 
 
 def uncharged_runs(key: dict[str, str]) -> int:
     """How many runs this authorization paid for that ended uncharged (released claims)."""
-    return PaymentClaim.objects.filter(**key, state=State.RELEASED).count()
+    names = tuple(sorted(key))
+    _, rows = run(
+        _released_count_sql(names),
+        prepared(PaymentClaim, **{n: key[n] for n in names}, state=State.RELEASED),
+    )
+    return int(rows[0][0])
+
+
+@cache
+def _released_count_sql(names: tuple[str, ...]) -> str:
+    """``PaymentClaim.objects.filter(**key, state=...).count()``."""
+    table = connection.ops.quote_name(PaymentClaim._meta.db_table)
+    where = " AND ".join(f"{column} = %s" for column in columns(PaymentClaim, *names, "state"))
+    return f"SELECT COUNT(*) FROM {table} WHERE ({where})"
 
 
 def in_flight(claim: PaymentClaim) -> bool:
@@ -82,12 +107,34 @@ def claim_begin_settling(claim: PaymentClaim) -> bool:
     freed the authorization, so this worker must not settle it.
     """
     lease = settle_lease_end()
-    taken = PaymentClaim.objects.filter(pk=claim.pk, state=State.CLAIMED).update(
-        state=State.SETTLING, lease_until=lease, updated_at=timezone.now()
+    taken, _ = run(
+        _begin_settling_sql(),
+        prepared(
+            PaymentClaim,
+            state=State.SETTLING,
+            lease_until=lease,
+            updated_at=timezone.now(),
+            id=claim.pk,
+        )
+        + prepared(PaymentClaim, state=State.CLAIMED),
     )
     if taken:
         claim.state, claim.lease_until = State.SETTLING, lease
     return bool(taken)
+
+
+@cache
+def _begin_settling_sql() -> str:
+    """``PaymentClaim.objects.filter(pk=..., state=CLAIMED).update(state=..., lease_until=...,
+    updated_at=...)``."""
+    table = connection.ops.quote_name(PaymentClaim._meta.db_table)
+    state, lease_until, updated_at, key = columns(
+        PaymentClaim, "state", "lease_until", "updated_at", "id"
+    )
+    return (
+        f"UPDATE {table} SET {state} = %s, {lease_until} = %s, {updated_at} = %s "
+        f"WHERE ({key} = %s AND {state} = %s)"
+    )
 
 
 def claim_take_for_reconcile(claim: PaymentClaim) -> bool:
@@ -111,7 +158,7 @@ def claim_finish(claim: PaymentClaim, *, state: str, outcome: str) -> None:
     """
     claim.state, claim.outcome, claim.lease_until = state, outcome[:96], None
     with transaction.atomic():
-        claim.save(update_fields=["state", "outcome", "lease_until", "updated_at"])
+        saved(claim, ["state", "outcome", "lease_until", "updated_at"])
         if state == State.SETTLED:
             claim_event(MoneyEvent.Kind.SETTLE, claim)
             top_up_settled(claim)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from functools import cache
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from attest.prepared import PreparedQuery, columns, created, prepared, run
 from billing.models import CreditAccount, CreditHold, MoneyEvent, PaymentClaim
 from billing.money import usd_micros
 from billing.pricing import PricedRoute
@@ -62,7 +64,8 @@ def credit_hold(*, owner: str, route: PricedRoute, request_id: str) -> CreditHol
         account = _balance_take(owner, price)
         if account is None:
             raise InsufficientCredit(credit_balance_now(owner))
-        hold = CreditHold.objects.create(
+        hold = created(
+            CreditHold,
             account=account,
             route=route.name,
             amount=price,
@@ -101,8 +104,16 @@ def credit_draw(hold: CreditHold) -> None:
     from the balance, conditionally as at admission; ``InsufficientCredit`` if it can't be.
     """
     with transaction.atomic():
-        drawn = CreditHold.objects.filter(pk=hold.pk, state=HoldState.HELD).update(
-            state=HoldState.DRAWN, outcome="charged", lease_until=None, updated_at=timezone.now()
+        drawn, _ = run(
+            _draw_sql(),
+            prepared(
+                CreditHold,
+                state=HoldState.DRAWN,
+                outcome="charged",
+                updated_at=timezone.now(),
+                id=hold.pk,
+            )
+            + prepared(CreditHold, state=HoldState.HELD),
         )
         if not drawn:
             retaken = CreditAccount.objects.filter(
@@ -150,10 +161,32 @@ def credit_release(hold: CreditHold, *, outcome: str) -> bool:
 
 def credit_recover(owner: str) -> int:
     """Release the holds of ``owner`` whose worker died (lease over); how many were."""
-    stale = CreditHold.objects.select_related("account").filter(
-        account__owner=owner, state=HoldState.HELD, lease_until__lte=timezone.now()
-    )
+    stale = _STALE_HOLDS.rows(None, owner=owner, now=timezone.now())
     return sum(credit_release(hold, outcome="abandoned_mid_work") for hold in stale)
+
+
+def _stale_holds(_: None, *, owner: str, now: datetime.datetime) -> QuerySet[CreditHold]:
+    return CreditHold.objects.select_related("account").filter(
+        account__owner=owner, state=HoldState.HELD, lease_until__lte=now
+    )
+
+
+# Read at every credit call, so compiled once (attest.prepared), as is the draw's UPDATE.
+_STALE_HOLDS = PreparedQuery(_stale_holds, owner=str, now=datetime.datetime)
+
+
+@cache
+def _draw_sql() -> str:
+    """``CreditHold.objects.filter(pk=..., state=HELD).update(state=DRAWN, outcome=...,
+    lease_until=None, updated_at=...)``."""
+    table = connection.ops.quote_name(CreditHold._meta.db_table)
+    state, outcome, lease_until, updated_at, key = columns(
+        CreditHold, "state", "outcome", "lease_until", "updated_at", "id"
+    )
+    return (
+        f"UPDATE {table} SET {state} = %s, {outcome} = %s, {lease_until} = NULL, "
+        f"{updated_at} = %s WHERE ({key} = %s AND {state} = %s)"
+    )
 
 
 def top_up_owner(claim: PaymentClaim, owner: str) -> None:

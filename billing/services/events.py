@@ -1,4 +1,5 @@
-"""Money events as rows: each written by the code that moves the money, in its transaction."""
+"""Money events as rows: each written by the code that moves the money, in its transaction
+(the INSERT's text built once: attest.prepared.created)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import datetime
 
 from django.db.models import Sum
 
+from attest.prepared import created
 from billing.models import CreditAccount, CreditHold, MoneyEvent, PaymentClaim
 
 Kind = MoneyEvent.Kind
@@ -15,7 +17,8 @@ Rail = MoneyEvent.Rail
 def claim_event(kind: str, claim: PaymentClaim) -> MoneyEvent:
     """An x402 claim, settlement or release; the amount in the asset's atomic units
     (USDC's: micro-USD, the unit of a credit balance)."""
-    return MoneyEvent.objects.create(
+    return created(
+        MoneyEvent,
         kind=kind,
         rail=Rail.X402,
         amount=int(claim.amount),
@@ -35,7 +38,8 @@ def credit_event(
     hold: CreditHold | None = None,
     claim: PaymentClaim | None = None,
 ) -> MoneyEvent:
-    return MoneyEvent.objects.create(
+    return created(
+        MoneyEvent,
         kind=kind,
         rail=Rail.CREDIT,
         amount=amount,

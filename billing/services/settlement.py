@@ -13,6 +13,7 @@ from x402.schemas import SettleResponse
 
 from attest.errors import AttestError
 from attest.metrics import CREDIT_DRAWN_USD, PAYMENTS_FAILED, PAYMENTS_SETTLED, PRICED_CALLS
+from attest.prepared import created
 from billing.exceptions import FacilitatorUnavailable, SettlementPending
 from billing.facilitators import FACILITATOR_ERRORS, facilitator_name, resource_server
 from billing.models import PaidAnswer, PaymentClaim, Settlement
@@ -276,7 +277,8 @@ def _claim_route(claim: PaymentClaim) -> PricedRoute:
 
 
 def _record(claim: PaymentClaim, result: SettleResponse) -> None:
-    Settlement.objects.create(
+    created(
+        Settlement,
         claim=claim,
         facilitator=facilitator_name(),
         success=result.success,

@@ -6,11 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, connection
+from django.db.models.signals import post_save
 from django.db.models.sql.compiler import SQLCompiler
 from django.test.utils import CaptureQueriesContext
 
-from attest.prepared import PreparedQuery, listed, one_of
+from attest.prepared import PreparedQuery, created, listed, one_of, saved
 from citations.models import Observation, Subject
 from tests.citations.factories import ObservationFactory, ProjectFactory
 
@@ -117,3 +118,120 @@ def test_listed_uuids_match_as_the_backend_stores_them():
         one_of(vendor, '"citations_observation"."id"', "uuid", asked)
     )
     assert sorted(row.pk for row in found) == sorted([observations[0].pk, observations[2].pk])
+
+
+# Writes built once: created() and saved() against Django's own create() and save().
+
+
+@pytest.fixture
+def write_compilations(monkeypatch):
+    """How many times Django compiled an INSERT or an UPDATE."""
+    from django.db.models.sql.compiler import SQLInsertCompiler, SQLUpdateCompiler
+
+    count = {"n": 0}
+    for compiler in (SQLInsertCompiler, SQLUpdateCompiler):
+        real = compiler.as_sql
+
+        def as_sql(self, *args, _real=real, **kwargs):
+            count["n"] += 1
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(compiler, "as_sql", as_sql)
+    return count
+
+
+def _hold_row(pk: int) -> dict:
+    from billing.models import CreditHold
+
+    row = CreditHold.objects.filter(pk=pk).values().get()
+    return {k: v for k, v in row.items() if k not in ("id", "created_at", "updated_at")}
+
+
+def test_created_writes_django_s_row_and_compiles_no_insert(write_compilations):
+    from billing.models import CreditAccount, CreditHold
+
+    account = CreditAccount.objects.create(owner="prepared-owner", balance=5)
+    lease = datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+    values = {"route": "verify_quote", "amount": 7, "lease_until": lease, "request_id": "r"}
+    by_django = CreditHold.objects.create(account=account, **values)
+    write_compilations["n"] = 0
+    ours = [created(CreditHold, account=account, **values) for _ in range(3)]
+    assert write_compilations["n"] == 0
+    assert [hold.pk for hold in ours] == list(range(by_django.pk + 1, by_django.pk + 4))
+    assert all(not hold._state.adding and hold._state.db == "default" for hold in ours)
+    assert ours[0].created_at is not None and ours[0].updated_at is not None
+    assert {str(_hold_row(hold.pk)) for hold in ours} == {str(_hold_row(by_django.pk))}
+    assert CreditHold.objects.get(pk=ours[0].pk).created_at == ours[0].created_at
+
+
+def test_created_keeps_a_given_key_bytes_and_json():
+    from billing.models import PaidAnswer, PaymentClaim
+
+    claim = PaymentClaim.objects.create(
+        route="verify/quote",
+        network="eip155:84532",
+        asset="0xasset",
+        payer="0xpayer",
+        nonce="0xnonce",
+        amount="10",
+        valid_before=0,
+        state="settled",
+    )
+    answer = created(
+        PaidAnswer,
+        claim=claim,
+        status_code=200,
+        content_type="application/json",
+        body=b"\x00{}\xff",
+        headers={"X-A": "b"},
+    )
+    stored = PaidAnswer.objects.get(pk=claim.pk)
+    assert answer.pk == claim.pk == stored.claim_id
+    assert (bytes(stored.body), stored.headers, stored.payment_response) == (
+        b"\x00{}\xff",
+        {"X-A": "b"},
+        "",
+    )
+    assert PaymentClaim.objects.get(pk=claim.pk).answer == stored
+
+
+def test_saved_updates_the_named_fields_sets_auto_now_and_refuses_a_missing_row(
+    write_compilations,
+):
+    from billing.models import CreditAccount, CreditHold
+
+    account = CreditAccount.objects.create(owner="prepared-saved", balance=5)
+    hold = CreditHold.objects.create(
+        account=account, route="verify_quote", amount=3, lease_until=datetime.now(UTC)
+    )
+    before = hold.updated_at
+    hold.state, hold.outcome, hold.lease_until, hold.route = "drawn", "charged", None, "other"
+    write_compilations["n"] = 0
+    saved(hold, ["state", "outcome", "lease_until", "updated_at"])
+    assert write_compilations["n"] == 0
+    stored = CreditHold.objects.get(pk=hold.pk)
+    assert (stored.state, stored.outcome, stored.lease_until) == ("drawn", "charged", None)
+    assert stored.route == "verify_quote"  # not named: not written
+    assert stored.updated_at == hold.updated_at > before
+    gone = CreditHold(pk=hold.pk + 1000, account=account, route="x", amount=1)
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        saved(gone, ["outcome"])
+
+
+def test_a_model_with_a_save_receiver_is_saved_by_django():
+    from billing.models import CreditAccount
+
+    seen = []
+
+    def receiver(sender, instance, created, **kwargs):
+        seen.append((instance.owner, created))
+
+    post_save.connect(receiver, sender=CreditAccount)
+    try:
+        account = created(CreditAccount, owner="heard", balance=1)
+        account.balance = 2
+        saved(account, ["balance"])
+    finally:
+        post_save.disconnect(receiver, sender=CreditAccount)
+    assert seen == [("heard", True), ("heard", False)]
+    assert CreditAccount.objects.get(owner="heard").balance == 2

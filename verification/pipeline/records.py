@@ -12,6 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from attest.errors import AttestError
+from attest.prepared import created
 from receipts.services import IssuedReceipt
 from verification.models import RefusalTally, Verification
 from verification.pipeline.pages import Page
@@ -91,7 +92,8 @@ def verification_record(
 ) -> Verification:
     """Write the record of one admitted call; a batch also keeps every page and quote outcome."""
     items = items or []
-    return Verification.objects.create(
+    return created(
+        Verification,
         route=route,
         request_id=request_id,
         tier=tier,
