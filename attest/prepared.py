@@ -152,23 +152,30 @@ def first_of(queryset: QuerySet[_M]) -> QuerySet[_M]:
 # A list of values as ONE parameter, so a query's text does not change with their number
 # and a PreparedQuery compiles it once (an ``__in`` lookup writes a placeholder a value,
 # a new text for every count, compiled each time; and no count can pass a database's
-# limit on parameters).
+# limit on parameters). On PostgreSQL the parameter is an array literal cast to the
+# column's type: the planner sees the constant array that ``IN (…)`` itself becomes
+# (``= ANY('{…}')``), so the plans are those of the lists it replaces.
+
+
+def _array_element(value: Any) -> str:
+    """``value`` as a quoted element of a PostgreSQL array literal (backslash escapes)."""
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def listed(vendor: str, values: Iterable[Any]) -> str:
-    """The parameter that lists ``values`` for one_of(): a JSON list of strings, a UUID as
-    the backend stores it (32 hex digits on SQLite, Django's form there)."""
+    """The parameter that lists ``values`` for one_of(): a PostgreSQL array literal, or a
+    JSON list on SQLite, a UUID there as the backend stores it (32 hex digits)."""
     if vendor == "postgresql":
-        return json.dumps([str(value) for value in values])
+        return "{" + ",".join(_array_element(value) for value in values) + "}"
     return json.dumps([value.hex if isinstance(value, uuid.UUID) else value for value in values])
 
 
 def one_of(vendor: str, column: str, sql_type: str, values: Any) -> RawSQL:
     """A condition: ``column`` (quoted SQL) is one of the values ``values`` lists (see
     listed(); a marker of type str when PreparedQuery compiles). ``sql_type`` is the
-    column's PostgreSQL type, which the JSON's text is cast to."""
+    column's PostgreSQL type, which the array literal is cast to."""
     if vendor == "postgresql":
-        sql = f"{column} = ANY(ARRAY(SELECT json_array_elements_text(%s::json))::{sql_type}[])"
+        sql = f"{column} = ANY(%s::{sql_type}[])"
     else:
         sql = f"{column} IN (SELECT value FROM json_each(%s))"
     return RawSQL(sql, (values,), output_field=BooleanField())

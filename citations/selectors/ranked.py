@@ -45,7 +45,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, FloatField, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from attest.prepared import PreparedQuery, listed, one_of
@@ -165,9 +166,28 @@ def fact_scores(
     return scores
 
 
-# The versions of the facts the search found, their IDs in one parameter so the statement
-# is compiled once (attest.prepared): compiling it each call was about 2.5 ms of a ranked
-# recall's CPU, more than the search and the rows together.
+def _believed(
+    versions: QuerySet[FactVersion],
+    *,
+    known_at: datetime,
+    valid_at: datetime,
+    predicate: str | None,
+) -> QuerySet[FactVersion]:
+    """``versions`` true at ``valid_at`` as believed at ``known_at`` (the database's filter,
+    inclusive on both ends), of unerased facts, with their fact, subject and retraction."""
+    versions = (
+        versions.filter(fact__erased_at__isnull=True)
+        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
+        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
+        .select_related("fact", "fact__subject", "retraction")
+    )
+    return versions.filter(predicate=predicate) if predicate else versions
+
+
+# SQLite: the versions of the facts the search found, their IDs in one parameter so the
+# statement is compiled once (attest.prepared): compiling it each call was about 2.5 ms of
+# a ranked recall's CPU, more than the search and the rows together.
 def _ranked_versions(
     vendor: str,
     *,
@@ -177,20 +197,11 @@ def _ranked_versions(
     valid_at: datetime,
     predicate: str | None = None,
 ) -> QuerySet[FactVersion]:
-    """The versions of ``facts`` (see attest.prepared.listed) true at ``valid_at`` as believed at
-    ``known_at``, unerased, with their fact, subject and retraction."""
-    versions = (
-        FactVersion.objects.filter(project_id=project)
-        .filter(one_of(vendor, '"citations_factversion"."fact_id"', "uuid", facts))
-        .filter(fact__erased_at__isnull=True)
-        .filter(known_from__lte=known_at, valid_from__lte=valid_at)
-        .filter(Q(known_until__isnull=True) | Q(known_until__gt=known_at))
-        .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=valid_at))
-        .select_related("fact", "fact__subject", "retraction")
+    """The versions of ``facts`` (see attest.prepared.listed) as _believed() gives them."""
+    versions = FactVersion.objects.filter(project_id=project).filter(
+        one_of(vendor, '"citations_factversion"."fact_id"', "uuid", facts)
     )
-    if predicate:
-        versions = versions.filter(predicate=predicate)
-    return versions
+    return _believed(versions, known_at=known_at, valid_at=valid_at, predicate=predicate)
 
 
 _RANKED_VERSIONS = PreparedQuery(
@@ -201,6 +212,104 @@ _RANKED_VERSIONS = PreparedQuery(
     valid_at=datetime,
     predicate=str,
 )
+
+# PostgreSQL: the search and the versions in ONE statement, which sees one state by itself,
+# so the read needs no transaction (citations.services.reads): the found facts are the
+# statement's semi-join (the text's matches on the GIN index, the asked-for predicates on
+# the fact table's index, both for the subject found once), and each version carries its
+# fact's text rank, read from the fact's own search row (0 where the text does not match).
+_PG_QUESTION = (
+    "to_tsquery('simple', coalesce((SELECT string_agg(quote_literal(lexeme), ' | ') "
+    "FROM unnest(to_tsvector('english', %s))), ''))"
+)
+_PG_SUBJECT = (
+    "(SELECT id FROM citations_subject WHERE project_id = %s AND external_id = %s "
+    "AND erased_at IS NULL)"
+)
+_PG_FOUND = f""""citations_factversion"."fact_id" IN (
+    SELECT search.fact_id FROM citations_factsearch AS search
+    WHERE search.subject_id = {_PG_SUBJECT} AND search.vector @@ {_PG_QUESTION}
+    UNION ALL
+    SELECT fact.id FROM citations_fact AS fact
+    WHERE fact.subject_id = {_PG_SUBJECT} AND fact.erased_at IS NULL
+        AND fact.predicate = ANY(%s::text[])
+)"""
+_PG_TEXT_RANK = f"""(SELECT ts_rank_cd(search.vector, {_PG_QUESTION}, 32)
+    FROM citations_factsearch AS search
+    WHERE search.fact_id = "citations_factversion"."fact_id")"""
+
+
+def _found_versions(
+    _shape: None,
+    *,
+    project: int,
+    subject: str,
+    question: str,
+    predicates: str,
+    known_at: datetime,
+    valid_at: datetime,
+    predicate: str | None = None,
+) -> QuerySet[FactVersion]:
+    """The subject's versions of the facts ``question`` reaches (its text, or a predicate
+    of ``predicates``, a list as attest.prepared.listed makes it) as _believed() gives
+    them, each with ``text_rank``: ``ts_rank_cd`` of its fact's search row."""
+    found = RawSQL(
+        _PG_FOUND,
+        (project, subject, question, project, subject, predicates),
+        output_field=BooleanField(),
+    )
+    versions = (
+        FactVersion.objects.filter(project_id=project)
+        .filter(found)
+        .annotate(text_rank=RawSQL(_PG_TEXT_RANK, (question,), output_field=FloatField()))
+    )
+    return _believed(versions, known_at=known_at, valid_at=valid_at, predicate=predicate)
+
+
+_FOUND_VERSIONS = PreparedQuery(
+    _found_versions,
+    project=int,
+    subject=str,
+    question=str,
+    predicates=str,
+    known_at=datetime,
+    valid_at=datetime,
+    predicate=str,
+)
+
+
+def _versions_and_scores(
+    *,
+    project: Project,
+    subject_id: str,
+    query: str,
+    intent: dict[str, float],
+    known_at: datetime,
+    valid_at: datetime,
+    predicate: str | None,
+) -> tuple[list[FactVersion], dict[uuid.UUID, float]]:
+    """The versions of the facts ``query`` reaches and each fact's text score (0 to 1)."""
+    values: dict[str, Any] = {"known_at": known_at, "valid_at": valid_at}
+    if predicate:
+        values["predicate"] = predicate
+    if connection.vendor == "postgresql":
+        versions = _FOUND_VERSIONS.rows(
+            None,
+            project=project.pk,
+            subject=subject_id,
+            question=query,
+            predicates=listed("postgresql", sorted(intent)),
+            **values,
+        )
+        scores = {v.fact_id: max(float(v.text_rank or 0.0), 0.0) for v in versions}  # type: ignore[attr-defined]
+        return versions, scores
+    scores = fact_scores(
+        project_pk=project.pk, subject_id=subject_id, query=query, predicates=intent
+    )
+    if not scores:
+        return [], {}
+    values["facts"] = listed(connection.vendor, scores)
+    return _RANKED_VERSIONS.rows(connection.vendor, project=project.pk, **values), scores
 
 
 @dataclass(frozen=True)
@@ -245,19 +354,15 @@ def ranked_facts(
     known_at = known_at or timezone.now()
     valid_at = valid_at or known_at
     intent = question_intent(query)
-    scores = fact_scores(
-        project_pk=project.pk, subject_id=subject_id, query=query, predicates=intent
+    versions, scores = _versions_and_scores(
+        project=project,
+        subject_id=subject_id,
+        query=query,
+        intent=intent,
+        known_at=known_at,
+        valid_at=valid_at,
+        predicate=predicate,
     )
-    if not scores:
-        return FactPage([])
-    values: dict[str, Any] = {
-        "facts": listed(connection.vendor, scores),
-        "known_at": known_at,
-        "valid_at": valid_at,
-    }
-    if predicate:
-        values["predicate"] = predicate
-    versions = _RANKED_VERSIONS.rows(connection.vendor, project=project.pk, **values)
     # The database filter is inclusive on both ends; the interval rules are exact.
     shown = [
         version

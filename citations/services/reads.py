@@ -38,7 +38,9 @@ from citations.services.predicates import predicate_cardinality
 
 
 @contextmanager
-def read_snapshot(*, replica_for: Project | None = None) -> Iterator[None]:
+def read_snapshot(
+    *, replica_for: Project | None = None, one_statement: bool = False
+) -> Iterator[None]:
     """One transaction whose reads all see the same committed state.
 
     On PostgreSQL the default READ COMMITTED lets each statement see a newer
@@ -48,23 +50,31 @@ def read_snapshot(*, replica_for: Project | None = None) -> Iterator[None]:
     enclosing transaction (tests, or a caller's own) that one decides. SQLite
     transactions are serialised already.
 
+    ``one_statement``: the block reads with a single statement on PostgreSQL (ranked
+    recall), which sees one state by itself; no transaction is opened for it (its BEGIN
+    and COMMIT would be two of the request's round trips). On SQLite the block is a
+    transaction all the same.
+
     With ``replica_for``, a read replica that has replayed the project's last write may
     serve the block (attest.replicas); a block that writes must not pass it.
     """
     if replica_for is None:
-        with _snapshot(DEFAULT_DB_ALIAS):
+        with _snapshot(DEFAULT_DB_ALIAS, one_statement):
             yield
         return
-    with replica_reads(str(replica_for.pk)) as alias, _snapshot(alias):
+    with replica_reads(str(replica_for.pk)) as alias, _snapshot(alias, one_statement):
         yield
 
 
 @contextmanager
-def _snapshot(alias: str) -> Iterator[None]:
+def _snapshot(alias: str, one_statement: bool) -> Iterator[None]:
     connection = connections[alias]
     if connection.in_atomic_block or connection.vendor != "postgresql":
         with transaction.atomic(using=alias):
             yield
+        return
+    if one_statement:
+        yield
         return
     connection.ensure_connection()
     driver = connection.connection
@@ -122,7 +132,8 @@ def facts_recall(
     audit which IDs were returned."""
     if predicate is not None:
         predicate_cardinality(project=project, name=predicate)  # 400 for an unknown one
-    with read_snapshot(replica_for=project):
+    # Ranked on PostgreSQL, the recall is one statement (citations.selectors.ranked).
+    with read_snapshot(replica_for=project, one_statement=bool(query)):
         page = recalled_facts(
             project=project,
             subject_id=subject_id,

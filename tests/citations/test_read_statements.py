@@ -5,7 +5,8 @@ Counted outside any test transaction (``transaction=True``), as a request runs i
 production. A resolve: the credential lookup; BEGIN (REPEATABLE READ READ ONLY in the
 BEGIN itself), the fact's latest version, its page of evidence, COMMIT; and one
 statement that appends the audit event, durable when it returns. A recall reads its
-facts in one statement of the same kind of snapshot.
+facts in one statement of the same kind of snapshot. A ranked recall (``query``) finds
+and reads its facts in one statement, which sees one state by itself: no transaction.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 # BEGIN and COMMIT are in Django's log of queries, as they are round trips too.
 RESOLVE = ["credential", "BEGIN", "version", "evidence", "COMMIT", "audit"]
 RECALL = ["credential", "BEGIN", "versions", "COMMIT", "audit"]
+RANKED = ["credential", "search and versions", "audit"]
 
 
 def _ledger_with_facts():
@@ -60,6 +62,18 @@ def test_a_recall_takes_the_pinned_number_of_statements():
     assert len(statements) == len(RECALL), statements
     assert statements[1] == "BEGIN" and statements[3] == "COMMIT"
     assert AuditEvent.objects.filter(project=ledger.project, operation="facts.recall").count() == 2
+    assert audit_chain_intact(project=ledger.project)
+
+
+def test_a_ranked_recall_is_one_statement_between_the_credential_and_the_audit():
+    ledger = _ledger_with_facts()
+    ledger.recall("u", query="where does she live?")
+    statements = _statements(lambda: ledger.recall("u", query="where does she live?"))
+    assert len(statements) == len(RANKED), statements
+    assert "citations_factsearch" in statements[1] and "citations_factversion" in statements[1]
+    assert statements[2].lstrip().startswith("WITH chain_lock")
+    first = ledger.recall("u", query="where does she live?").json()["facts"][0]
+    assert (first["predicate"], first["value"]) == ("lives_in", "Dublin")
     assert audit_chain_intact(project=ledger.project)
 
 
