@@ -12,10 +12,13 @@ too, would have to be in the fact):
 - PostgreSQL: the question goes through ``to_tsvector('english', …)``, the same parser,
   stop words and stemmer as the index; its lexemes are joined with ``|`` into a tsquery,
   matched with ``@@`` through the GIN index on (subject, vector) and ranked with
-  ``ts_rank_cd`` (statement and value weigh more than the predicate's words).
+  ``ts_rank_cd`` (statement and value weigh more than the predicate's words). The search
+  and the read of the found facts' versions are one statement, which sees one state by
+  itself, so the read opens no transaction.
 - SQLite: the question's words less the same English stop words, each a quoted FTS5
   string, joined with ``OR``; the FTS5 table stems both sides with the porter tokenizer,
-  and ``bm25`` ranks.
+  and ``bm25`` ranks. The search and the read of the versions are two statements of one
+  transaction.
 
 Both ranks are turned into a score from 0 to 1 as ``rank / (rank + 1)`` (PostgreSQL's
 normalisation 32; for SQLite ``rank`` is ``-bm25``), so a higher score is a better match
@@ -76,22 +79,6 @@ very s t can will just don should now
 """
 ENGLISH_STOP_WORDS = frozenset(_SNOWBALL_ENGLISH.split())
 
-# The question's tsquery and the subject's ID are InitPlans (computed once, the ID a bigint
-# like the column: btree_gin compares like types only), so the GIN index on
-# (subject, vector) takes both conditions. An unknown or erased subject matches nothing.
-_PG_SCORES = """
-WITH question AS (
-    SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), ''))
-        AS query
-    FROM unnest(to_tsvector('english', %(question)s))
-)
-SELECT search.fact_id, ts_rank_cd(search.vector, (SELECT query FROM question), 32)
-FROM citations_factsearch AS search
-WHERE search.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(project)s
-        AND external_id = %(subject)s AND erased_at IS NULL)
-    AND search.vector @@ (SELECT query FROM question)
-"""
-
 # body (statement and value) weighs 1, the predicate's words 0.4: PostgreSQL's A and B.
 _SQLITE_SCORES = """
 SELECT search.fact_id, -bm25(citations_factsearch_fts, 1.0, 0.4)
@@ -125,15 +112,13 @@ WHERE fact.subject_id = (SELECT id FROM citations_subject WHERE project_id = %(p
 def search_statement(
     query: str, predicates: Iterable[str] = (), *, project_pk: int, subject_id: str
 ) -> tuple[str, dict[str, Any]] | None:
-    """The statement that finds the facts a question reaches, and its parameters: the
+    """SQLite's statement that finds the facts a question reaches, and its parameters: the
     text's matches with their rank, and the facts of ``predicates`` (rank 0); None when
-    the question reaches nothing."""
+    the question reaches nothing. (PostgreSQL finds them inside _found_versions' one
+    statement.)"""
     params: dict[str, Any] = {"project": project_pk, "subject": subject_id}
     parts = []
-    if connection.vendor == "postgresql":
-        parts.append(_PG_SCORES)
-        params["question"] = query
-    elif question := fts5_question(query):
+    if question := fts5_question(query):
         parts.append(_SQLITE_SCORES)
         params["question"] = question
     names = sorted(predicates)
@@ -147,9 +132,9 @@ def search_statement(
 def fact_scores(
     *, project_pk: int, subject_id: str, query: str, predicates: Iterable[str] = ()
 ) -> dict[uuid.UUID, float]:
-    """Each fact of the subject (by its client ID) that matches the question, with its
-    score from 0 to 1, and each of its facts of ``predicates`` (0 unless the text matches
-    it too); none for an unknown or erased subject."""
+    """On SQLite, each fact of the subject (by its client ID) that matches the question,
+    with its score from 0 to 1, and each of its facts of ``predicates`` (0 unless the text
+    matches it too); none for an unknown or erased subject."""
     statement = search_statement(query, predicates, project_pk=project_pk, subject_id=subject_id)
     if statement is None:
         return {}
@@ -159,10 +144,8 @@ def fact_scores(
     scores: dict[uuid.UUID, float] = {}
     for fact_id, rank in rows:
         rank = max(float(rank), 0.0)
-        # SQLite hands the UUID back as its 32 hex digits.
-        key = fact_id if isinstance(fact_id, uuid.UUID) else uuid.UUID(fact_id)
-        score = rank if connection.vendor == "postgresql" else rank / (rank + 1)
-        scores[key] = max(score, scores.get(key, 0.0))
+        key = uuid.UUID(fact_id)  # SQLite hands the UUID back as its 32 hex digits
+        scores[key] = max(rank / (rank + 1), scores.get(key, 0.0))
     return scores
 
 
