@@ -15,7 +15,9 @@ other sessions load, the two CPU figures are what a request costs, where the wal
 is mostly waiting for a core.
 
 Environment: ``BENCH_INGEST_MESSAGES`` (messages per size, default 3,000),
-``BENCH_INGEST_SUBJECTS`` (20), ``BENCH_INGEST_HISTORY`` (50).
+``BENCH_INGEST_SUBJECTS`` (20), ``BENCH_INGEST_HISTORY`` (50), ``BENCH_INGEST_SIZES``
+(messages per request, default ``1,100``), ``BENCH_INGEST_ROUNDS`` (timed runs of each
+size, one line each, default 1).
 """
 
 from __future__ import annotations
@@ -148,8 +150,10 @@ def main() -> None:
         for subject in subjects:
             for _ in range(history // 50):
                 _post(client, subject, 50)
-        for size in (1, 100):
-            _run(client, subjects, size, total)
+        sizes = [int(n) for n in os.environ.get("BENCH_INGEST_SIZES", "1,100").split(",")]
+        for size in sizes:
+            for _ in range(int(os.environ.get("BENCH_INGEST_ROUNDS", "1"))):
+                _run(client, subjects, size, total)
     finally:
         if old_name is not None:
             connection.creation.destroy_test_db(old_name, verbosity=0)
