@@ -284,6 +284,7 @@ def _versions_and_scores(
             predicates=listed("postgresql", sorted(intent)),
             **values,
         )
+        # ``text_rank`` is the queryset's annotation, which django-stubs cannot type.
         scores = {v.fact_id: max(float(v.text_rank or 0.0), 0.0) for v in versions}  # type: ignore[attr-defined]
         return versions, scores
     scores = fact_scores(
